@@ -1,0 +1,282 @@
+// `taot`: plan a load matrix from a file, compare the planners, generate cases.
+// Every error is one line on stderr and a non-zero exit; no output file is touched on error.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "compare_table.h"
+#include "taot/planner/case_json.h"
+#include "taot/planner/plan_json.h"
+#include "taot/planner/plan_validator.h"
+#include "taot/planner/registry.h"
+#include "taot/planner/run_planner.h"
+#include "taot/sim/case_generator.h"
+
+namespace taot::cli {
+namespace {
+
+absl::StatusOr<std::string> ReadAll(const std::string& path) {
+  if (path == "-") {
+    return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open for reading"));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Writes through a temporary file and a rename, so an existing file is never left half
+// written.
+absl::Status WriteAll(const std::string& path, const std::string& text) {
+  if (path.empty() || path == "-") {
+    std::cout << text;
+    return absl::OkStatus();
+  }
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out || !(out << text) || !out.flush()) {
+      std::remove(tmp.c_str());
+      return absl::PermissionDeniedError(absl::StrCat(path, ": cannot write"));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return absl::PermissionDeniedError(absl::StrCat(path, ": cannot replace"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PlanRequest> LoadCase(const std::string& path, std::optional<double> target) {
+  absl::StatusOr<std::string> text = ReadAll(path);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<PlanRequest> request = ParseCase(*text);
+  if (!request.ok()) {
+    return absl::Status(request.status().code(),
+                        absl::StrCat(path == "-" ? "stdin" : path, ": ", request.status().message()));
+  }
+  if (target) {
+    request->target_imbalance_pct = *target;
+    if (absl::Status s = ValidateRequest(*request); !s.ok()) return s;
+  }
+  return request;
+}
+
+absl::StatusOr<PlannerParams> ParseParams(const std::vector<std::string>& items) {
+  PlannerParams params;
+  for (const std::string& item : items) {
+    std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    if (kv.size() != 2 || kv[0].empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("--param: expected key=value, got '", item, "'"));
+    }
+    params[kv[0]] = kv[1];
+  }
+  return params;
+}
+
+absl::StatusOr<ScoredPlan> PlanWith(const std::string& name, const PlannerParams& params,
+                                    const PlanRequest& request) {
+  absl::StatusOr<std::unique_ptr<Planner>> planner = PlannerRegistry::BuiltIn().Create(name, params);
+  if (!planner.ok()) return planner.status();
+  return RunPlanner(**planner, request);
+}
+
+struct PlanArgs {
+  std::string input, output, planner = std::string(kDefaultPlanner);
+  std::vector<std::string> params;
+  std::optional<double> target;
+};
+
+absl::Status RunPlan(const PlanArgs& a) {
+  absl::StatusOr<PlannerParams> params = ParseParams(a.params);
+  if (!params.ok()) return params.status();
+  absl::StatusOr<PlanRequest> request = LoadCase(a.input, a.target);
+  if (!request.ok()) return request.status();
+  absl::StatusOr<ScoredPlan> result = PlanWith(a.planner, *params, *request);
+  if (!result.ok()) return result.status();
+  return WriteAll(a.output, PlanToJson(a.planner, result->plan, result->score));
+}
+
+struct CompareArgs {
+  std::string input;
+  std::vector<std::string> planners;
+  std::optional<double> target;
+};
+
+absl::Status RunCompareOn(const PlanRequest& request, std::vector<std::string> planners) {
+  if (planners.empty()) planners = PlannerRegistry::BuiltIn().names();
+  std::vector<CompareRow> rows;
+  for (const std::string& name : planners) {
+    absl::StatusOr<ScoredPlan> result = PlanWith(name, {}, request);
+    if (!result.ok()) return result.status();
+    rows.push_back({name, result->score});
+  }
+  std::cout << FormatCompareTable(rows);
+  return absl::OkStatus();
+}
+
+absl::Status RunCompare(const CompareArgs& a) {
+  absl::StatusOr<PlanRequest> request = LoadCase(a.input, a.target);
+  if (!request.ok()) return request.status();
+  return RunCompareOn(*request, a.planners);
+}
+
+struct ScoreArgs {
+  std::string input, plan;
+};
+
+absl::Status RunScore(const ScoreArgs& a) {
+  absl::StatusOr<PlanRequest> request = LoadCase(a.input, std::nullopt);
+  if (!request.ok()) return request.status();
+  absl::StatusOr<std::string> text = ReadAll(a.plan);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<Plan> plan = ParsePlan(*text);
+  if (!plan.ok()) return absl::InvalidArgumentError(absl::StrCat(a.plan, ": ", plan.status().message()));
+  if (absl::Status s = ValidatePlan(*request, *plan); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(a.plan, ": ", s.message()));
+  }
+  Canonicalize(*plan);
+  std::cout << PlanToJson("external", *plan, Score(*request, *plan, 0));
+  return absl::OkStatus();
+}
+
+struct GenArgs {
+  sim::CaseOptions options;
+  std::optional<double> imbalance;
+  std::string output;
+};
+
+absl::Status RunGen(GenArgs a) {
+  a.options.imbalance = a.imbalance;
+  absl::StatusOr<sim::GeneratedCase> g = sim::GenerateCase(a.options);
+  if (!g.ok()) return g.status();
+  return WriteAll(a.output, CaseToJson(g->request, sim::CaseMetaJson(a.options, *g)));
+}
+
+absl::Status RunPlanners() {
+  for (const std::string& name : PlannerRegistry::BuiltIn().names()) {
+    const PlannerInfo info = *PlannerRegistry::BuiltIn().Describe(name);
+    std::cout << info.name << (info.name == kDefaultPlanner ? " (default)" : "") << "\n  "
+              << info.summary << "\n";
+    for (const std::string& p : info.params) std::cout << "    --param " << p << "\n";
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunDemo(int ranks, double imbalance, uint64_t seed) {
+  sim::CaseOptions o;
+  o.ranks = ranks;
+  o.experts = ranks * 8;
+  o.imbalance = imbalance;
+  o.seed = seed;
+  absl::StatusOr<sim::GeneratedCase> g = sim::GenerateCase(o);
+  if (!g.ok()) return g.status();
+  std::cout << "taot demo: EP" << ranks << ", " << o.experts << " experts, K = " << o.slots_per_rank
+            << ", " << o.ranks_per_node << " ranks per node, inter-node cost " << o.inter_node_cost
+            << ", initial imbalance " << g->imbalance_pct << "% (taot gen --ranks " << ranks
+            << " --experts " << o.experts << " --imbalance " << imbalance << " --seed " << seed
+            << ")\n\n";
+  return RunCompareOn(g->request, {});
+}
+
+void AddGenOptions(CLI::App& cmd, GenArgs& a) {
+  sim::CaseOptions& o = a.options;
+  cmd.add_option("--ranks", o.ranks, "Ranks (EP size)")->required();
+  cmd.add_option("--experts", o.experts, "Experts (a multiple of --ranks)")->required();
+  cmd.add_option("--imbalance", a.imbalance,
+                 "Initial imbalance to hit, as a fraction (0.7 = the busiest rank at 1.7x the mean)");
+  cmd.add_option("--seed", o.seed, "Random seed")->capture_default_str();
+  cmd.add_option("--top-k", o.top_k, "Experts each token is routed to")->capture_default_str();
+  cmd.add_option("--tokens-per-rank", o.tokens_per_rank, "Tokens per rank per microbatch")->capture_default_str();
+  cmd.add_option("--slots", o.slots_per_rank, "Guest slots per rank (K)")->capture_default_str();
+  cmd.add_option("--ranks-per-node", o.ranks_per_node, "Ranks per node")->capture_default_str();
+  cmd.add_option("--inter-node-cost", o.inter_node_cost, "Cost of a cross-node transfer (λ)")->capture_default_str();
+  cmd.add_option("--expert-bytes", o.expert_bytes, "Bytes of one expert's weights")->capture_default_str();
+  cmd.add_option("--noise", o.noise, "Per-source log-normal noise")->capture_default_str();
+  cmd.add_option("--skew", o.skew, "Popularity skew when --imbalance is not given")->capture_default_str();
+  cmd.add_option("--hot-experts", o.hot_experts, "Experts made --hot-factor times hotter (a burst)")->capture_default_str();
+  cmd.add_option("--hot-factor", o.hot_factor, "How much hotter the burst experts are")->capture_default_str();
+  cmd.add_option("--target-imbalance", o.target_imbalance_pct, "Store a target residual imbalance (%) in the case");
+  cmd.add_option("--output,-o", a.output, "Write the CASE here (default: stdout)");
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"taot: topology-aware expert replica planning for MoE training"};
+  app.require_subcommand(1);
+  absl::Status status;
+
+  PlanArgs plan;
+  CLI::App* plan_cmd = app.add_subcommand("plan", "Plan one CASE and write the PLAN");
+  plan_cmd->add_option("--input,-i", plan.input, "CASE file ('-' for stdin)")->required();
+  plan_cmd->add_option("--planner,-p", plan.planner, "Planner name (see `taot planners`)")->capture_default_str();
+  plan_cmd->add_option("--param", plan.params, "Planner parameter key=value (repeatable)");
+  plan_cmd->add_option("--target-imbalance", plan.target, "Target residual imbalance in % (overrides the CASE)");
+  plan_cmd->add_option("--output,-o", plan.output, "Write the PLAN here (default: stdout)");
+  plan_cmd->callback([&] { status = RunPlan(plan); });
+
+  CompareArgs compare;
+  CLI::App* compare_cmd = app.add_subcommand("compare", "Run every planner on one CASE and print the scorecards");
+  compare_cmd->add_option("--input,-i", compare.input, "CASE file ('-' for stdin)")->required();
+  compare_cmd->add_option("--planners", compare.planners, "Planners to run (default: all)")->delimiter(',');
+  compare_cmd->add_option("--target-imbalance", compare.target, "Target residual imbalance in % (overrides the CASE)");
+  compare_cmd->callback([&] { status = RunCompare(compare); });
+
+  ScoreArgs score;
+  CLI::App* score_cmd = app.add_subcommand("score", "Validate and score a PLAN made elsewhere");
+  score_cmd->add_option("--input,-i", score.input, "CASE file")->required();
+  score_cmd->add_option("--plan", score.plan, "PLAN file")->required();
+  score_cmd->callback([&] { status = RunScore(score); });
+
+  GenArgs gen;
+  CLI::App* gen_cmd = app.add_subcommand("gen", "Generate a CASE with a chosen initial imbalance");
+  AddGenOptions(*gen_cmd, gen);
+  gen_cmd->callback([&] { status = RunGen(gen); });
+
+  CLI::App* planners_cmd = app.add_subcommand("planners", "List the planners and their parameters");
+  planners_cmd->callback([&] { status = RunPlanners(); });
+
+  int demo_ranks = 32;
+  double demo_imbalance = 0.7;
+  uint64_t demo_seed = 1;
+  CLI::App* demo_cmd = app.add_subcommand("demo", "Generate a skewed case and compare every planner on it");
+  demo_cmd->add_option("--ranks", demo_ranks, "Ranks (EP size)")->capture_default_str();
+  demo_cmd->add_option("--imbalance", demo_imbalance, "Initial imbalance (fraction)")->capture_default_str();
+  demo_cmd->add_option("--seed", demo_seed, "Random seed")->capture_default_str();
+  demo_cmd->callback([&] { status = RunDemo(demo_ranks, demo_imbalance, demo_seed); });
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::CallForAllHelp&) {
+    std::cout << app.help("", CLI::AppFormatMode::All);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::cerr << "taot: error: " << e.what() << " (see taot --help)\n";
+    return 2;
+  }
+  if (!status.ok()) {
+    std::cerr << "taot: error: " << status.message() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace taot::cli
+
+int main(int argc, char** argv) { return taot::cli::Main(argc, argv); }

@@ -1,0 +1,43 @@
+// The input of every planner: one layer of one microbatch.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "taot/planner/load_matrix.h"
+#include "taot/planner/plan.h"
+#include "taot/planner/topology.h"
+
+namespace taot {
+
+struct PlanRequest {
+  Topology topology;
+  // Experts of the layer; expert e lives on home rank e / (experts / ranks).
+  int experts = 0;
+  // Guest slots per rank (K): at most this many replicas on any rank.
+  int slots_per_rank = 0;
+  // Bytes of one expert's weights (for the bytes-moved figures; 0 when unknown).
+  int64_t expert_bytes = 0;
+  // Residual imbalance the planner aims for, in percent; unset means the planner's default.
+  std::optional<double> target_imbalance_pct;
+  // load.at(s, e): tokens source rank s routes to expert e. ranks() x experts.
+  LoadMatrix load;
+  // Replicas already in place from an earlier microbatch of the same optimizer step: reusing
+  // one moves no weights. A resident replica that a plan does not list is dropped.
+  std::vector<Replica> resident;
+
+  int ranks() const { return topology.ranks(); }
+  int experts_per_rank() const { return experts / ranks(); }
+  int home_of(int expert) const { return expert / experts_per_rank(); }
+};
+
+// Checks every field and every range rule; the error names the field and the bad value
+// (e.g. "load[3][17]: must be >= 0, got -5").
+absl::Status ValidateRequest(const PlanRequest& request);
+
+// The default target residual imbalance of the planners that aim for one.
+inline constexpr double kDefaultTargetImbalancePct = 2.0;
+
+}  // namespace taot

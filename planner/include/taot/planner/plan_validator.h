@@ -1,0 +1,20 @@
+// The rules every plan obeys, whoever made it (a built-in planner, a plugin, a file).
+#pragma once
+
+#include "absl/status/status.h"
+#include "taot/planner/plan.h"
+#include "taot/planner/plan_request.h"
+
+namespace taot {
+
+// For a valid request, checks that:
+// - every replica names an expert and a rank in range, never the expert's home, no
+//   (expert, rank) pair twice, and at most slots_per_rank replicas on any rank;
+// - every assignment names a source, expert and rank in range, moves > 0 tokens, goes to a
+//   rank holding a replica of the expert, and no (source, expert, rank) appears twice;
+// - for every (source, expert), the tokens sent to guests never exceed load[source][expert]
+//   (so tokens are conserved: the rest stay home).
+// The error names the offending entry, e.g. "assignments[4]: rank 7 holds no replica of expert 12".
+absl::Status ValidatePlan(const PlanRequest& request, const Plan& plan);
+
+}  // namespace taot

@@ -1,0 +1,25 @@
+// The interface every planner implements.
+#pragma once
+
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "taot/planner/plan.h"
+#include "taot/planner/plan_request.h"
+
+namespace taot {
+
+// A planner turns a valid request (ValidateRequest) into a valid plan (ValidatePlan).
+// Contract:
+// - deterministic: the same request gives the same plan, bit for bit, on any machine;
+// - an instance may keep scratch memory between calls, so it is not thread-safe: use one
+//   instance per thread (the registry makes a fresh one each time);
+// - it reports failure as a status, never by throwing.
+class Planner {
+ public:
+  virtual ~Planner() = default;
+  virtual std::string_view name() const = 0;
+  virtual absl::StatusOr<Plan> MakePlan(const PlanRequest& request) = 0;
+};
+
+}  // namespace taot

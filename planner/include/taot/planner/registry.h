@@ -1,0 +1,54 @@
+// Built-in planners by name, with their parameters.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "taot/planner/planner.h"
+
+namespace taot {
+
+// Planner parameters as key=value strings (from a flag, a config file or an RPC); each planner
+// parses its own and rejects unknown keys and bad values with an error naming the key.
+using PlannerParams = std::map<std::string, std::string>;
+
+struct PlannerInfo {
+  std::string name;
+  std::string summary;
+  // "key: meaning (default)" for each accepted parameter.
+  std::vector<std::string> params;
+};
+
+class PlannerRegistry {
+ public:
+  using Factory = std::function<absl::StatusOr<std::unique_ptr<Planner>>(const PlannerParams&)>;
+
+  // The planners shipped with taot, in a fixed order: "taot" (the default) first, then the
+  // peers, then "none".
+  static const PlannerRegistry& BuiltIn();
+
+  // Adds a planner; fails if the name is taken.
+  absl::Status Register(PlannerInfo info, Factory factory);
+
+  std::vector<std::string> names() const;
+  // NotFound names the unknown planner and lists the known ones.
+  absl::StatusOr<std::unique_ptr<Planner>> Create(std::string_view name,
+                                                  const PlannerParams& params = {}) const;
+  absl::StatusOr<PlannerInfo> Describe(std::string_view name) const;
+
+ private:
+  struct Entry {
+    PlannerInfo info;
+    Factory factory;
+  };
+  std::vector<Entry> entries_;
+};
+
+inline constexpr std::string_view kDefaultPlanner = "taot";
+
+}  // namespace taot

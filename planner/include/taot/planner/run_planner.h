@@ -1,0 +1,21 @@
+// Runs a planner the way every caller should: validate, time, validate the plan, score.
+#pragma once
+
+#include "absl/status/statusor.h"
+#include "taot/planner/plan.h"
+#include "taot/planner/plan_request.h"
+#include "taot/planner/planner.h"
+#include "taot/planner/scorecard.h"
+
+namespace taot {
+
+struct ScoredPlan {
+  Plan plan;
+  Scorecard score;
+};
+
+// Validates the request, times planner.MakePlan (plan_time_us is the planner's own time),
+// rejects an invalid plan with the validator's error, canonicalises it and scores it.
+absl::StatusOr<ScoredPlan> RunPlanner(Planner& planner, const PlanRequest& request);
+
+}  // namespace taot

@@ -1,0 +1,56 @@
+#include "taot/planner/load_stats.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace taot {
+
+std::vector<int64_t> ExpertTotals(const PlanRequest& request) {
+  std::vector<int64_t> totals(static_cast<size_t>(request.experts), 0);
+  for (int s = 0; s < request.load.sources(); ++s) {
+    const std::span<const int64_t> row = request.load.row(s);
+    for (size_t e = 0; e < row.size(); ++e) totals[e] += row[e];
+  }
+  return totals;
+}
+
+std::vector<int64_t> RankLoadsBefore(const PlanRequest& request) {
+  const std::vector<int64_t> totals = ExpertTotals(request);
+  std::vector<int64_t> loads(static_cast<size_t>(request.ranks()), 0);
+  for (int e = 0; e < request.experts; ++e) loads[request.home_of(e)] += totals[e];
+  return loads;
+}
+
+std::vector<int64_t> RankLoadsAfter(const PlanRequest& request, const Plan& plan) {
+  std::vector<int64_t> loads = RankLoadsBefore(request);
+  for (const Assignment& a : plan.assignments) {
+    loads[request.home_of(a.expert)] -= a.tokens;
+    loads[a.rank] += a.tokens;
+  }
+  return loads;
+}
+
+double ImbalancePct(std::span<const int64_t> rank_loads) {
+  if (rank_loads.empty()) return 0;
+  int64_t total = 0;
+  int64_t max_load = 0;
+  for (int64_t l : rank_loads) {
+    total += l;
+    max_load = std::max(max_load, l);
+  }
+  if (total == 0) return 0;
+  const double mean = static_cast<double>(total) / static_cast<double>(rank_loads.size());
+  return (static_cast<double>(max_load) - mean) / mean * 100.0;
+}
+
+int64_t LoadCap(int64_t total_tokens, int ranks, double target_imbalance_pct) {
+  const int64_t ceil_mean = (total_tokens + ranks - 1) / ranks;
+  // The small absolute slack keeps a cap that is a whole number in exact arithmetic (e.g. 102
+  // for a mean of 100 at 2%) from rounding down to 101 through the division.
+  const double target = static_cast<double>(total_tokens) * (1.0 + target_imbalance_pct / 100.0) /
+                        static_cast<double>(ranks);
+  const auto target_cap = static_cast<int64_t>(std::floor(target + 1e-6));
+  return std::max(ceil_mean, target_cap);
+}
+
+}  // namespace taot

@@ -1,0 +1,22 @@
+// Factories of the built-in planners, for the registry.
+#pragma once
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "taot/planner/planner.h"
+#include "taot/planner/registry.h"
+
+namespace taot::planners {
+
+using PlannerOr = absl::StatusOr<std::unique_ptr<Planner>>;
+
+PlannerOr MakeNone(const PlannerParams& params);
+PlannerOr MakeEcho(const PlannerParams& params);
+PlannerOr MakeLlep(const PlannerParams& params);
+PlannerOr MakeEplb(const PlannerParams& params);
+PlannerOr MakeLplb(const PlannerParams& params);
+PlannerOr MakeTaotPaper(const PlannerParams& params);
+PlannerOr MakeTaot(const PlannerParams& params);
+
+}  // namespace taot::planners

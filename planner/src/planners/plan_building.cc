@@ -1,0 +1,48 @@
+#include "planners/plan_building.h"
+
+#include <algorithm>
+#include <map>
+
+namespace taot::planners {
+
+LoadSums SumLoads(const PlanRequest& request) {
+  LoadSums sums;
+  sums.expert_totals.assign(static_cast<size_t>(request.experts), 0);
+  for (int s = 0; s < request.load.sources(); ++s) {
+    const std::span<const int64_t> row = request.load.row(s);
+    for (size_t e = 0; e < row.size(); ++e) sums.expert_totals[e] += row[e];
+  }
+  sums.rank_loads.assign(static_cast<size_t>(request.ranks()), 0);
+  for (int e = 0; e < request.experts; ++e) {
+    sums.rank_loads[request.home_of(e)] += sums.expert_totals[e];
+    sums.total += sums.expert_totals[e];
+  }
+  return sums;
+}
+
+void AppendSlicedShares(const PlanRequest& request, const std::vector<GuestShare>& shares,
+                        Plan& plan) {
+  std::map<int, std::vector<GuestShare>> by_expert;
+  for (const GuestShare& share : shares) {
+    plan.replicas.push_back({share.expert, share.rank});
+    if (share.tokens > 0) by_expert[share.expert].push_back(share);
+  }
+  for (auto& [expert, guests] : by_expert) {
+    std::sort(guests.begin(), guests.end(),
+              [](const GuestShare& a, const GuestShare& b) { return a.rank < b.rank; });
+    int source = 0;
+    int64_t left_in_source = request.load.at(0, expert);
+    for (const GuestShare& guest : guests) {
+      int64_t need = guest.tokens;
+      while (need > 0) {
+        while (left_in_source == 0) left_in_source = request.load.at(++source, expert);
+        const int64_t take = std::min(need, left_in_source);
+        plan.assignments.push_back({source, expert, guest.rank, take});
+        need -= take;
+        left_in_source -= take;
+      }
+    }
+  }
+}
+
+}  // namespace taot::planners

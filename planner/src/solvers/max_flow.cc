@@ -1,0 +1,71 @@
+#include "taot/planner/solvers/max_flow.h"
+
+#include <algorithm>
+#include <limits>
+#include <queue>
+
+namespace taot {
+
+MaxFlow::MaxFlow(int nodes) : out_(static_cast<size_t>(nodes)) {}
+
+int MaxFlow::AddEdge(int from, int to, int64_t capacity) {
+  const int id = static_cast<int>(edges_.size());
+  edges_.push_back({to, capacity});
+  edges_.push_back({from, 0});
+  original_.push_back(capacity);
+  out_[from].push_back(id);
+  out_[to].push_back(id + 1);
+  return id / 2;
+}
+
+int64_t MaxFlow::flow(int edge) const {
+  return original_[edge] - edges_[static_cast<size_t>(edge) * 2].capacity;
+}
+
+bool MaxFlow::Levels(int source, int sink) {
+  level_.assign(out_.size(), -1);
+  std::queue<int> queue;
+  level_[source] = 0;
+  queue.push(source);
+  while (!queue.empty()) {
+    const int u = queue.front();
+    queue.pop();
+    for (int id : out_[u]) {
+      const Edge& e = edges_[id];
+      if (e.capacity > 0 && level_[e.to] < 0) {
+        level_[e.to] = level_[u] + 1;
+        queue.push(e.to);
+      }
+    }
+  }
+  return level_[sink] >= 0;
+}
+
+int64_t MaxFlow::Push(int node, int sink, int64_t limit) {
+  if (node == sink) return limit;
+  for (size_t& k = next_[node]; k < out_[node].size(); ++k) {
+    const int id = out_[node][k];
+    Edge& e = edges_[id];
+    if (e.capacity <= 0 || level_[e.to] != level_[node] + 1) continue;
+    const int64_t pushed = Push(e.to, sink, std::min(limit, e.capacity));
+    if (pushed > 0) {
+      e.capacity -= pushed;
+      edges_[id ^ 1].capacity += pushed;
+      return pushed;
+    }
+  }
+  return 0;
+}
+
+int64_t MaxFlow::Solve(int source, int sink) {
+  int64_t total = 0;
+  while (Levels(source, sink)) {
+    next_.assign(out_.size(), 0);
+    while (int64_t pushed = Push(source, sink, std::numeric_limits<int64_t>::max())) {
+      total += pushed;
+    }
+  }
+  return total;
+}
+
+}  // namespace taot

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Configures (once) and builds taot into ./build (or $TAOT_BUILD_DIR). Extra args go to CMake.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build="${TAOT_BUILD_DIR:-build}"
+if [ ! -f "$build/build.ninja" ] || [ $# -gt 0 ]; then
+  cmake -S . -B "$build" -G Ninja "$@"
+fi
+cmake --build "$build" --parallel "$(nproc)"

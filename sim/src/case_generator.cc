@@ -1,0 +1,222 @@
+#include "taot/sim/case_generator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "taot/planner/load_stats.h"
+
+namespace taot::sim {
+namespace {
+
+// Standard normal draws from a portable engine (std::normal_distribution's algorithm is
+// implementation-defined, so it would make cases differ between standard libraries).
+class Normal {
+ public:
+  explicit Normal(uint64_t seed) : engine_(seed) {}
+  double operator()() {
+    const double u1 = Uniform();
+    const double u2 = Uniform();
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+  }
+  uint64_t Index(uint64_t n) { return engine_() % n; }
+
+ private:
+  double Uniform() { return (static_cast<double>(engine_() >> 11) + 0.5) * 0x1.0p-53; }
+  std::mt19937_64 engine_;
+};
+
+// The random draws of a case, fixed before the skew is tuned so the imbalance moves smoothly.
+struct Draws {
+  std::vector<double> z;      // per expert
+  std::vector<double> noise;  // per source x expert
+  std::vector<int> hot;
+};
+
+Draws Draw(const CaseOptions& o) {
+  Normal normal(o.seed);
+  Draws d;
+  d.z.resize(static_cast<size_t>(o.experts));
+  for (double& z : d.z) z = normal();
+  d.noise.resize(static_cast<size_t>(o.ranks) * o.experts);
+  for (double& x : d.noise) x = normal();
+  std::vector<int> ids(static_cast<size_t>(o.experts));
+  std::iota(ids.begin(), ids.end(), 0);
+  for (int i = 0; i < o.hot_experts; ++i) {
+    std::swap(ids[i], ids[i + normal.Index(static_cast<uint64_t>(o.experts - i))]);
+  }
+  d.hot.assign(ids.begin(), ids.begin() + o.hot_experts);
+  std::sort(d.hot.begin(), d.hot.end());
+  return d;
+}
+
+// Shares of one source's picks: proportional to the weights, none above 1 / top_k.
+std::vector<double> CappedShares(std::vector<double> w, int top_k) {
+  const double cap = 1.0 / top_k;
+  std::vector<char> capped(w.size(), 0);
+  std::vector<double> p(w.size(), 0.0);
+  while (true) {
+    double free_weight = 0;
+    int n_capped = 0;
+    for (size_t e = 0; e < w.size(); ++e) {
+      if (capped[e]) ++n_capped; else free_weight += w[e];
+    }
+    const double free_mass = 1.0 - n_capped * cap;
+    bool changed = false;
+    for (size_t e = 0; e < w.size(); ++e) {
+      if (capped[e]) {
+        p[e] = cap;
+        continue;
+      }
+      p[e] = free_weight > 0 ? w[e] / free_weight * free_mass : 0;
+      if (p[e] > cap) {
+        capped[e] = 1;
+        changed = true;
+      }
+    }
+    if (!changed) return p;
+  }
+}
+
+// Whole counts summing to `total`: floors, then the largest remainders (ties to the lower id).
+std::vector<int64_t> RoundToTotal(const std::vector<double>& share, int64_t total, int64_t cap) {
+  std::vector<int64_t> count(share.size());
+  std::vector<std::pair<double, size_t>> remainder;
+  int64_t assigned = 0;
+  for (size_t e = 0; e < share.size(); ++e) {
+    const double exact = share[e] * static_cast<double>(total);
+    count[e] = std::min(cap, static_cast<int64_t>(std::floor(exact)));
+    assigned += count[e];
+    remainder.push_back({exact - static_cast<double>(count[e]), e});
+  }
+  std::stable_sort(remainder.begin(), remainder.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t i = 0; assigned < total; i = (i + 1) % remainder.size()) {
+    const size_t e = remainder[i].second;
+    if (count[e] < cap) {
+      ++count[e];
+      ++assigned;
+    }
+  }
+  return count;
+}
+
+LoadMatrix Build(const CaseOptions& o, const Draws& d, double skew) {
+  LoadMatrix load(o.ranks, o.experts);
+  std::vector<double> w(static_cast<size_t>(o.experts));
+  for (int s = 0; s < o.ranks; ++s) {
+    for (int e = 0; e < o.experts; ++e) {
+      double base = std::exp(skew * d.z[e]);
+      if (std::binary_search(d.hot.begin(), d.hot.end(), e)) base *= o.hot_factor;
+      w[e] = base * std::exp(o.noise * d.noise[static_cast<size_t>(s) * o.experts + e] -
+                             o.noise * o.noise / 2);
+    }
+    const std::vector<int64_t> counts = RoundToTotal(
+        CappedShares(w, o.top_k), o.tokens_per_rank * o.top_k, o.tokens_per_rank);
+    std::copy(counts.begin(), counts.end(), load.row(s).begin());
+  }
+  return load;
+}
+
+absl::Status CheckOptions(const CaseOptions& o) {
+  auto bad = [](const std::string& name, auto value, const std::string& rule) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": ", rule, ", got ", value));
+  };
+  if (o.ranks <= 0 || o.ranks > 65536) return bad("ranks", o.ranks, "must be in [1, 65536]");
+  if (o.experts <= 0 || o.experts % o.ranks != 0) {
+    return bad("experts", o.experts, absl::StrCat("must be a positive multiple of ranks (", o.ranks, ")"));
+  }
+  if (o.top_k <= 0 || o.top_k > o.experts) {
+    return bad("top-k", o.top_k, absl::StrCat("must be in [1, experts = ", o.experts, "]"));
+  }
+  if (o.tokens_per_rank <= 0 || o.tokens_per_rank > (int64_t{1} << 30)) {
+    return bad("tokens-per-rank", o.tokens_per_rank, "must be in [1, 2^30]");
+  }
+  if (o.imbalance && (!std::isfinite(*o.imbalance) || *o.imbalance < 0 || *o.imbalance > o.ranks - 1)) {
+    return bad("imbalance", *o.imbalance, absl::StrCat("must be a fraction in [0, ranks - 1 = ", o.ranks - 1, "]"));
+  }
+  if (!std::isfinite(o.noise) || o.noise < 0 || o.noise > 5) return bad("noise", o.noise, "must be in [0, 5]");
+  if (!std::isfinite(o.skew) || o.skew < 0 || o.skew > 20) return bad("skew", o.skew, "must be in [0, 20]");
+  if (o.hot_experts < 0 || o.hot_experts > o.experts) {
+    return bad("hot-experts", o.hot_experts, "must be in [0, experts]");
+  }
+  if (!std::isfinite(o.hot_factor) || o.hot_factor < 1) return bad("hot-factor", o.hot_factor, "must be >= 1");
+  return absl::OkStatus();
+}
+
+double ImbalanceOf(const CaseOptions& o, const Draws& d, double skew) {
+  PlanRequest probe;
+  probe.topology = *Topology::Uniform(o.ranks, 1);
+  probe.experts = o.experts;
+  probe.load = Build(o, d, skew);
+  return ImbalancePct(RankLoadsBefore(probe));
+}
+
+}  // namespace
+
+absl::StatusOr<GeneratedCase> GenerateCase(const CaseOptions& o) {
+  if (absl::Status s = CheckOptions(o); !s.ok()) return s;
+  absl::StatusOr<Topology> topology = Topology::Uniform(o.ranks, o.ranks_per_node, o.inter_node_cost);
+  if (!topology.ok()) return topology.status();
+  const Draws draws = Draw(o);
+  double skew = o.skew;
+  if (o.imbalance) {
+    const double want = *o.imbalance * 100.0;
+    double lo = 0, hi = 20;
+    const double floor_pct = ImbalanceOf(o, draws, lo);
+    if (floor_pct > want + o.tolerance_pp) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "imbalance: ", *o.imbalance, " is below what the noise and hot experts alone give (",
+          floor_pct, "%); lower --noise or --hot-factor"));
+    }
+    // Aim well inside the tolerance so the final rebuild lands in it.
+    for (int it = 0; it < 80; ++it) {
+      skew = (lo + hi) / 2;
+      const double got = ImbalanceOf(o, draws, skew);
+      if (std::abs(got - want) <= o.tolerance_pp / 4) break;
+      (got < want ? lo : hi) = skew;
+    }
+  }
+  GeneratedCase out;
+  out.request.topology = *std::move(topology);
+  out.request.experts = o.experts;
+  out.request.slots_per_rank = o.slots_per_rank;
+  out.request.expert_bytes = o.expert_bytes;
+  out.request.target_imbalance_pct = o.target_imbalance_pct;
+  out.request.load = Build(o, draws, skew);
+  out.imbalance_pct = ImbalancePct(RankLoadsBefore(out.request));
+  out.skew = skew;
+  out.hot_experts = draws.hot;
+  if (o.imbalance && std::abs(out.imbalance_pct - *o.imbalance * 100.0) > o.tolerance_pp) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "imbalance: could not reach ", *o.imbalance * 100.0, "% within ", o.tolerance_pp,
+        " pp (closest ", out.imbalance_pct, "%); the top-k cap limits how hot one rank can get"));
+  }
+  if (absl::Status s = ValidateRequest(out.request); !s.ok()) return s;
+  return out;
+}
+
+std::string CaseMetaJson(const CaseOptions& o, const GeneratedCase& g) {
+  nlohmann::json meta = {
+      {"generator", "taot gen"},
+      {"seed", o.seed},
+      {"top_k", o.top_k},
+      {"tokens_per_rank", o.tokens_per_rank},
+      {"noise", o.noise},
+      {"skew", g.skew},
+      {"imbalance_pct", g.imbalance_pct},
+  };
+  if (o.imbalance) meta["imbalance_target"] = *o.imbalance;
+  if (o.hot_experts > 0) {
+    meta["hot_experts"] = g.hot_experts;
+    meta["hot_factor"] = o.hot_factor;
+  }
+  return meta.dump();
+}
+
+}  // namespace taot::sim
