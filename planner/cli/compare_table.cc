@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "taot/planner/plan_json.h"
 
 namespace taot::cli {
 namespace {
@@ -39,6 +40,14 @@ std::string FormatCompareTable(const std::vector<CompareRow>& rows) {
       "w.cost: intra + λ x inter transfers; tok.internode: tokens dispatched across nodes\n",
       rows.empty() ? 0.0 : rows.front().score.target_imbalance_pct,
       rows.empty() ? 0.0 : rows.front().score.target_imbalance_pct);
+  return out;
+}
+
+std::string FormatCompareJsonLines(const std::vector<CompareRow>& rows) {
+  std::string out;
+  for (const CompareRow& r : rows) {
+    absl::StrAppend(&out, "{\"planner\": \"", r.planner, "\", \"stats\": ", ScorecardToJson(r.score), "}\n");
+  }
   return out;
 }
 

@@ -15,5 +15,7 @@ struct CompareRow {
 };
 
 std::string FormatCompareTable(const std::vector<CompareRow>& rows);
+// {"planner": NAME, "stats": {...}} per line, the stats as in a PLAN file.
+std::string FormatCompareJsonLines(const std::vector<CompareRow>& rows);
 
 }  // namespace taot::cli

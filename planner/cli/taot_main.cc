@@ -113,9 +113,10 @@ struct CompareArgs {
   std::string input;
   std::vector<std::string> planners;
   std::optional<double> target;
+  bool json = false;
 };
 
-absl::Status RunCompareOn(const PlanRequest& request, std::vector<std::string> planners) {
+absl::Status RunCompareOn(const PlanRequest& request, std::vector<std::string> planners, bool json) {
   if (planners.empty()) planners = PlannerRegistry::BuiltIn().names();
   std::vector<CompareRow> rows;
   for (const std::string& name : planners) {
@@ -123,14 +124,14 @@ absl::Status RunCompareOn(const PlanRequest& request, std::vector<std::string> p
     if (!result.ok()) return result.status();
     rows.push_back({name, result->score});
   }
-  std::cout << FormatCompareTable(rows);
+  std::cout << (json ? FormatCompareJsonLines(rows) : FormatCompareTable(rows));
   return absl::OkStatus();
 }
 
 absl::Status RunCompare(const CompareArgs& a) {
   absl::StatusOr<PlanRequest> request = LoadCase(a.input, a.target);
   if (!request.ok()) return request.status();
-  return RunCompareOn(*request, a.planners);
+  return RunCompareOn(*request, a.planners, a.json);
 }
 
 struct ScoreArgs {
@@ -188,7 +189,7 @@ absl::Status RunDemo(int ranks, double imbalance, uint64_t seed) {
             << ", initial imbalance " << g->imbalance_pct << "% (taot gen --ranks " << ranks
             << " --experts " << o.experts << " --imbalance " << imbalance << " --seed " << seed
             << ")\n\n";
-  return RunCompareOn(g->request, {});
+  return RunCompareOn(g->request, {}, /*json=*/false);
 }
 
 void AddGenOptions(CLI::App& cmd, GenArgs& a) {
@@ -231,6 +232,7 @@ int Main(int argc, char** argv) {
   compare_cmd->add_option("--input,-i", compare.input, "CASE file ('-' for stdin)")->required();
   compare_cmd->add_option("--planners", compare.planners, "Planners to run (default: all)")->delimiter(',');
   compare_cmd->add_option("--target-imbalance", compare.target, "Target residual imbalance in % (overrides the CASE)");
+  compare_cmd->add_flag("--json", compare.json, "One JSON object per planner per line: {\"planner\", \"stats\"}");
   compare_cmd->callback([&] { status = RunCompare(compare); });
 
   ScoreArgs score;

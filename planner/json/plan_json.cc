@@ -38,6 +38,8 @@ json StatsToJson(const Scorecard& s) {
 
 }  // namespace
 
+std::string ScorecardToJson(const Scorecard& score) { return StatsToJson(score).dump(); }
+
 std::string PlanToJson(std::string_view planner, const Plan& plan, const Scorecard& score) {
   json replicas = json::array();
   for (const Replica& r : plan.replicas) replicas.push_back({{"expert", r.expert}, {"rank", r.rank}});

@@ -7,7 +7,8 @@
 //    heaviest experts; score(e, r) = min(spill_e, spare_r) + α·bonus(home(e), r)
 //    + 0.1·α·hint(home(e), r) with α the mean tokens per expert, bonus 1 intra-node, 1/λ
 //    inter-node; column-first matching: K rounds, in each every cold rank proposes its best
-//    expert and each expert keeps its best proposer;
+//    expert and each expert keeps its best proposer (a rank turned down proposes to its next
+//    choice within the round, so each round is a full matching);
 // 3. token level: per replicated expert, guest slots bid for source ranks on bonus - price;
 //    each source goes to its highest bidder, whose price rises by ε = 1; 300 rounds.
 //
@@ -50,6 +51,48 @@ double Bonus(const Topology& topo, int from, int to) {
   const double intra = topo.tree_costs() ? topo.tree_costs()->intra : kIntraNodeCost;
   const double c = topo.cost(from, to);
   return c <= intra ? 1.0 : intra / c;
+}
+
+// One round of column-first matching: every cold rank with a free slot and room proposes to
+// the experts with spill in decreasing score; an expert keeps its best proposer so far and a
+// displaced rank proposes to its next choice (deferred acceptance), so the round ends in a
+// stable one-to-one matching. Returns, per expert, the cold rank it keeps (or -1).
+template <typename Score>
+std::vector<int> ColumnFirstRound(const PlanRequest& request, const std::vector<int>& hot,
+                                  const std::vector<int>& cold, const std::vector<double>& spill,
+                                  const std::vector<double>& spare, const std::vector<int>& slots_used,
+                                  const std::vector<char>& holds, Score score) {
+  const int R = request.ranks();
+  const int per_rank = request.experts_per_rank();
+  std::vector<std::vector<std::pair<double, int>>> wishes(static_cast<size_t>(R));
+  std::vector<int> free_ranks;
+  for (int c : cold) {
+    if (spare[c] < 1 || slots_used[c] >= request.slots_per_rank) continue;
+    for (int h : hot) {
+      for (int e = h * per_rank; e < (h + 1) * per_rank; ++e) {
+        if (spill[e] >= 1 && !holds[static_cast<size_t>(e) * R + c]) wishes[c].push_back({score(e, c), e});
+      }
+    }
+    std::stable_sort(wishes[c].begin(), wishes[c].end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    free_ranks.push_back(c);
+  }
+  std::vector<int> holder(static_cast<size_t>(request.experts), -1);
+  std::vector<double> held_score(static_cast<size_t>(request.experts), 0);
+  std::vector<size_t> next(static_cast<size_t>(R), 0);
+  while (!free_ranks.empty()) {
+    const int c = free_ranks.back();
+    free_ranks.pop_back();
+    while (next[c] < wishes[c].size()) {
+      const auto [value, e] = wishes[c][next[c]++];
+      if (holder[e] >= 0 && value <= held_score[e]) continue;
+      if (holder[e] >= 0) free_ranks.push_back(holder[e]);
+      holder[e] = c;
+      held_score[e] = value;
+      break;
+    }
+  }
+  return holder;
 }
 
 class TaotPaperPlanner final : public Planner {
@@ -199,30 +242,16 @@ absl::StatusOr<Plan> TaotPaperPlanner::MakePlan(const PlanRequest& request) {
   std::vector<char> holds(static_cast<size_t>(request.experts) * R, 0);
   std::vector<Placed> placed;
   for (int round = 0; round < request.slots_per_rank; ++round) {
-    std::vector<int> proposer(static_cast<size_t>(request.experts), -1);
-    std::vector<double> proposal(static_cast<size_t>(request.experts), 0);
-    for (int c : cold) {
-      if (spare[c] < 1 || slots_used[c] >= request.slots_per_rank) continue;
-      int best = -1;
-      double best_score = 0;
-      for (int h : hot) {
-        for (int e = h * per_rank; e < (h + 1) * per_rank; ++e) {
-          if (spill[e] < 1 || holds[static_cast<size_t>(e) * R + c]) continue;
-          const double score = std::min(spill[e], spare[c]) + alpha * Bonus(topo, h, c) +
-                               params_.hint_weight * alpha * hint_fraction[static_cast<size_t>(h) * R + c];
-          if (best < 0 || score > best_score) {
-            best = e;
-            best_score = score;
-          }
-        }
-      }
-      if (best >= 0 && (proposer[best] < 0 || best_score > proposal[best])) {
-        proposer[best] = c;
-        proposal[best] = best_score;
-      }
-    }
+    const std::vector<int> holder = ColumnFirstRound(request, hot, cold, spill, spare, slots_used, holds,
+                                                     [&](int e, int c) {
+                                                       const int h = request.home_of(e);
+                                                       return std::min(spill[e], spare[c]) +
+                                                              alpha * Bonus(topo, h, c) +
+                                                              params_.hint_weight * alpha *
+                                                                  hint_fraction[static_cast<size_t>(h) * R + c];
+                                                     });
     for (int e = 0; e < request.experts; ++e) {
-      const int c = proposer[e];
+      const int c = holder[e];
       if (c < 0) continue;
       const auto tokens = static_cast<int64_t>(std::floor(std::min(spill[e], spare[c])));
       spill[e] -= static_cast<double>(tokens);

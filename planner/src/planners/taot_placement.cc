@@ -100,13 +100,52 @@ int Placement::PieceIndex(const State& st, int expert, int rank) const {
   return -1;
 }
 
-int64_t Placement::CoverRank(State& st, int h, Scope scope) const {
-  const int R = request_.ranks();
+double Placement::PieceCost(int h, int e, int c) const {
+  return resident_[static_cast<size_t>(e) * request_.ranks() + c] ? 0.0 : request_.topology.cost(h, c);
+}
+
+void Placement::AddPiece(State& st, int h, int e, int c, int64_t amount) const {
+  st.cost += PieceCost(h, e, c);
+  st.pieces.push_back({e, c, amount});
+  st.surplus[h] -= amount;
+  st.expert_left[e] -= amount;
+  st.spare[c] -= amount;
+  --st.free_slots[c];
+}
+
+int Placement::LargestExpert(const State& st, int h) const {
   const int per_rank = request_.experts_per_rank();
-  const int first = h * per_rank;
-  // Growing a replica already placed moves no more weights.
+  int e = h * per_rank;
+  for (int x = e + 1; x < (h + 1) * per_rank; ++x) {
+    if (st.expert_left[x] > st.expert_left[e]) e = x;
+  }
+  return st.expert_left[e] > 0 ? e : -1;
+}
+
+bool Placement::CanHost(const State& st, int h, int e, int c, Scope scope) const {
+  return c != h && st.spare[c] > 0 && st.free_slots[c] > 0 && InScope(h, c, scope) &&
+         PieceIndex(st, e, c) < 0;
+}
+
+int Placement::BestFitBin(const State& st, int h, int e, int64_t want, Scope scope) const {
+  // The cheapest rank that takes the whole piece, the tightest of those; failing that, the
+  // roomiest rank (the biggest piece), the cheapest of those.
+  int best = -1;
+  auto key = [&](int c) {
+    const bool fits = st.spare[c] >= want;
+    const double cost = PieceCost(h, e, c);
+    return std::make_tuple(!fits, fits ? cost : 0.0, fits ? st.spare[c] : -st.spare[c], cost);
+  };
+  for (int c = 0; c < request_.ranks(); ++c) {
+    if (!CanHost(st, h, e, c, scope)) continue;
+    if (best < 0 || key(c) < key(best)) best = c;
+  }
+  return best;
+}
+
+void Placement::GrowPieces(State& st, int h, Scope scope) const {
   for (Piece& p : st.pieces) {
-    if (st.surplus[h] == 0) break;
+    if (st.surplus[h] == 0) return;
     if (request_.home_of(p.expert) != h || !InScope(h, p.rank, scope)) continue;
     const int64_t add = std::min({st.surplus[h], st.expert_left[p.expert], st.spare[p.rank]});
     p.tokens += add;
@@ -114,36 +153,58 @@ int64_t Placement::CoverRank(State& st, int h, Scope scope) const {
     st.expert_left[p.expert] -= add;
     st.spare[p.rank] -= add;
   }
+}
+
+int64_t Placement::CoverRank(State& st, int h, Scope scope) const {
+  GrowPieces(st, h, scope);
   while (st.surplus[h] > 0) {
-    int e = first;
-    for (int x = first + 1; x < first + per_rank; ++x) {
-      if (st.expert_left[x] > st.expert_left[e]) e = x;
-    }
-    if (st.expert_left[e] == 0) break;
+    const int e = LargestExpert(st, h);
+    if (e < 0) break;
     const int64_t want = std::min(st.surplus[h], st.expert_left[e]);
-    // Best fit: the cheapest rank that takes the whole piece, the tightest of those; failing
-    // that, the roomiest rank (the biggest piece), the cheapest of those.
-    int best = -1;
-    auto key = [&](int c) {
-      const bool fits = st.spare[c] >= want;
-      const double cost = resident_[static_cast<size_t>(e) * R + c] ? 0.0 : request_.topology.cost(h, c);
-      return std::make_tuple(!fits, fits ? cost : 0.0, fits ? st.spare[c] : -st.spare[c], cost);
-    };
-    for (int c = 0; c < R; ++c) {
-      if (c == h || st.spare[c] == 0 || st.free_slots[c] == 0 || !InScope(h, c, scope)) continue;
-      if (PieceIndex(st, e, c) >= 0) continue;
-      if (best < 0 || key(c) < key(best)) best = c;
-    }
-    if (best < 0) break;
-    const int64_t amount = std::min(want, st.spare[best]);
-    st.cost += resident_[static_cast<size_t>(e) * R + best] ? 0.0 : request_.topology.cost(h, best);
-    st.pieces.push_back({e, best, amount});
-    st.surplus[h] -= amount;
-    st.expert_left[e] -= amount;
-    st.spare[best] -= amount;
-    --st.free_slots[best];
+    const int c = BestFitBin(st, h, e, want, scope);
+    if (c < 0) break;
+    AddPiece(st, h, e, c, std::min(want, st.spare[c]));
   }
   return st.surplus[h];
+}
+
+bool Placement::PlaceWhole(State& st, int h, Scope scope) const {
+  GrowPieces(st, h, scope);
+  if (st.surplus[h] == 0) return true;
+  const int e = LargestExpert(st, h);
+  if (e < 0 || st.expert_left[e] < st.surplus[h]) return false;
+  const int c = BestFitBin(st, h, e, st.surplus[h], scope);
+  if (c < 0 || st.spare[c] < st.surplus[h]) return false;
+  AddPiece(st, h, e, c, st.surplus[h]);
+  return true;
+}
+
+void Placement::SplitCover(State& st, int h) const {
+  // Cover with j pieces inside the node (the biggest first), the rest from other nodes; keep the
+  // cheapest j. Small pieces inside the node add up: past λ of them, one cross-node piece wins.
+  GrowPieces(st, h, Scope::kSameNode);
+  State inside = st;
+  State best;
+  bool have_best = false;
+  while (true) {
+    State attempt = inside;
+    if (attempt.surplus[h] > 0) CoverRank(attempt, h, Scope::kOtherNodes);
+    const auto key = std::make_tuple(attempt.surplus[h], attempt.cost);
+    if (!have_best || key < std::make_tuple(best.surplus[h], best.cost)) {
+      best = std::move(attempt);
+      have_best = true;
+    }
+    if (inside.surplus[h] == 0) break;
+    const int e = LargestExpert(inside, h);
+    if (e < 0) break;
+    int c = -1;
+    for (int x : request_.topology.ranks_of_node(request_.topology.node_of(h))) {
+      if (CanHost(inside, h, e, x, Scope::kSameNode) && (c < 0 || inside.spare[x] > inside.spare[c])) c = x;
+    }
+    if (c < 0) break;
+    AddPiece(inside, h, e, c, std::min({inside.surplus[h], inside.expert_left[e], inside.spare[c]}));
+  }
+  st = std::move(best);
 }
 
 void Placement::CoverNode(State& st, int node) const {
@@ -158,14 +219,19 @@ void Placement::CoverNode(State& st, int node) const {
   std::tuple<int64_t, double> best_key{-1, 0};
   for (unsigned mask = 0; mask < (1u << m); ++mask) {
     State trial = st;
-    for (int i = 0; i < static_cast<int>(hot.size()); ++i) {
-      if (i < m && (mask >> i & 1u)) continue;
-      CoverRank(trial, hot[i], Scope::kSameNode);
+    auto exported = [&](int i) { return i < m && (mask >> i & 1u); };
+    const int n = static_cast<int>(hot.size());
+    for (int i = 0; i < n; ++i) {
+      if (!exported(i)) PlaceWhole(trial, hot[i], Scope::kSameNode);
+    }
+    for (int i = 0; i < n; ++i) {
+      if (!exported(i) && trial.surplus[hot[i]] > 0) SplitCover(trial, hot[i]);
+    }
+    for (int i = 0; i < n; ++i) {
+      if (exported(i)) CoverRank(trial, hot[i], Scope::kOtherNodes);
     }
     int64_t unmet = 0;
-    for (int h : hot) {
-      if (trial.surplus[h] > 0) unmet += CoverRank(trial, h, Scope::kOtherNodes);
-    }
+    for (int h : hot) unmet += trial.surplus[h];
     const std::tuple<int64_t, double> key{unmet, trial.cost};
     if (std::get<0>(best_key) < 0 || key < best_key) {
       best_key = key;

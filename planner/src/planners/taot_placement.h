@@ -54,8 +54,19 @@ class Placement {
   void UseResident(State& st) const;
   std::vector<int> NodeOrder(const State& st) const;
   void CoverNode(State& st, int node) const;
-  // Covers as much of h's surplus as the scope allows; returns what is left.
+  // Covers as much of h's surplus as the scope allows, greedily; returns what is left.
   int64_t CoverRank(State& st, int h, Scope scope) const;
+  // Covers h in one piece inside the scope if some rank fits it whole (best fit).
+  bool PlaceWhole(State& st, int h, Scope scope) const;
+  // Covers h partly inside its node and the rest from other nodes, at the least cost.
+  void SplitCover(State& st, int h) const;
+  // Adds what h's existing pieces in scope can still take (no new weights move).
+  void GrowPieces(State& st, int h, Scope scope) const;
+  int BestFitBin(const State& st, int h, int e, int64_t want, Scope scope) const;
+  int LargestExpert(const State& st, int h) const;
+  bool CanHost(const State& st, int h, int e, int c, Scope scope) const;
+  double PieceCost(int h, int e, int c) const;
+  void AddPiece(State& st, int h, int e, int c, int64_t amount) const;
   bool InScope(int h, int c, Scope scope) const;
   int PieceIndex(const State& st, int expert, int rank) const;
 

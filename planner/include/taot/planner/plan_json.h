@@ -16,6 +16,9 @@
 
 namespace taot {
 
+// The "stats" object alone, on one line.
+std::string ScorecardToJson(const Scorecard& score);
+
 std::string PlanToJson(std::string_view planner, const Plan& plan, const Scorecard& score);
 
 // Reads the replicas and assignments of a PLAN (stats, if present, are ignored: the caller
