@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <tuple>
 
 #include "taot/planner/solvers/min_cost_transport.h"
@@ -29,6 +30,10 @@ void Placement::Reset(int64_t cap) {
   st.free_slots.assign(static_cast<size_t>(R), request_.slots_per_rank);
   st.pieces.clear();
   st.cost = 0;
+  cold_.clear();
+  for (int r = 0; r < R; ++r) {
+    if (st.spare[r] > 0) cold_.push_back(r);
+  }
 }
 
 void Placement::UseResident(State& st) const {
@@ -47,7 +52,7 @@ void Placement::UseResident(State& st) const {
   }
 }
 
-std::vector<int> Placement::NodeOrder(const State& st) const {
+std::vector<int> Placement::NodeOrder(const State& st) {
   const Topology& topo = request_.topology;
   const int R = request_.ranks();
   std::vector<int64_t> exports(static_cast<size_t>(topo.nodes()), 0);
@@ -72,6 +77,7 @@ std::vector<int> Placement::NodeOrder(const State& st) const {
       if (!topo.same_node(hot[f.from], cold[f.to])) exports[topo.node_of(hot[f.from])] += f.amount;
     }
   }
+  exports_ = exports;
   std::vector<int> order(static_cast<size_t>(topo.nodes()));
   std::iota(order.begin(), order.end(), 0);
   // Self-sufficient nodes first (they only use their own room), then exporters, largest first.
@@ -207,6 +213,93 @@ void Placement::SplitCover(State& st, int h) const {
   st = std::move(best);
 }
 
+bool Placement::CoverInTwo(State& st, int h, bool allow_same_node) const {
+  const Topology& topo = request_.topology;
+  const int per_rank = request_.experts_per_rank();
+  const int64_t rem = st.surplus[h];
+  // Bins by class (0: h's node, 1: other nodes), by increasing room.
+  std::vector<int> bins[2];
+  for (int c : cold_) {
+    if (c == h || st.spare[c] == 0 || st.free_slots[c] == 0) continue;
+    const int cls = topo.same_node(h, c) ? 0 : 1;
+    if (cls == 0 && !allow_same_node) continue;
+    bins[cls].push_back(c);
+  }
+  for (auto& b : bins) {
+    std::stable_sort(b.begin(), b.end(), [&](int x, int y) { return st.spare[x] < st.spare[y]; });
+  }
+  // The tightest bin of a class with room >= need that can take expert e (and is not `skip`,
+  // or is `skip` with `used` tokens already taken from it).
+  auto tightest = [&](int cls, int e, int64_t need, int skip, int64_t used) {
+    for (int c : bins[cls]) {
+      const int64_t room = st.spare[c] - (c == skip ? used : 0);
+      if (room < need || PieceIndex(st, e, c) >= 0) continue;
+      if (c == skip && st.free_slots[c] < 2) continue;
+      return c;
+    }
+    return -1;
+  };
+  struct Option {
+    double cost = 0;
+    int pieces = 0;
+    int64_t room_used = 0;  // room of the best-fit bin: smaller is a tighter fit
+    Piece first, second;
+  };
+  std::optional<Option> best;
+  auto consider = [&](const Option& o) {
+    if (!best || std::make_tuple(o.cost, o.pieces, o.room_used) <
+                     std::make_tuple(best->cost, best->pieces, best->room_used)) {
+      best = o;
+    }
+  };
+  for (int e = h * per_rank; e < (h + 1) * per_rank; ++e) {
+    if (st.expert_left[e] < rem) continue;
+    for (int cls = 0; cls < 2; ++cls) {
+      const int c = tightest(cls, e, rem, -1, 0);
+      if (c >= 0) consider({PieceCost(h, e, c), 1, st.spare[c], {e, c, rem}, {}});
+    }
+  }
+  for (int cls1 = 0; cls1 < 2; ++cls1) {
+    if (bins[cls1].empty()) continue;
+    const int b1 = bins[cls1].back();
+    for (int e1 = h * per_rank; e1 < (h + 1) * per_rank; ++e1) {
+      if (st.expert_left[e1] == 0 || PieceIndex(st, e1, b1) >= 0) continue;
+      const int64_t a1 = std::min({st.expert_left[e1], st.spare[b1], rem});
+      if (a1 == rem) continue;
+      const int64_t rem2 = rem - a1;
+      for (int e2 = h * per_rank; e2 < (h + 1) * per_rank; ++e2) {
+        const int64_t left2 = st.expert_left[e2] - (e2 == e1 ? a1 : 0);
+        if (left2 < rem2) continue;
+        for (int cls2 = 0; cls2 < 2; ++cls2) {
+          const int c2 = tightest(cls2, e2, rem2, e2 == e1 ? -1 : b1, a1);
+          if (c2 < 0 || (c2 == b1 && e2 == e1)) continue;
+          consider({PieceCost(h, e1, b1) + PieceCost(h, e2, c2), 2, st.spare[c2],
+                    {e1, b1, a1}, {e2, c2, rem2}});
+        }
+      }
+    }
+  }
+  if (!best) return false;
+  AddPiece(st, h, best->first.expert, best->first.rank, best->first.tokens);
+  if (best->pieces == 2) AddPiece(st, h, best->second.expert, best->second.rank, best->second.tokens);
+  return true;
+}
+
+void Placement::BestCover(State& st, int h, bool allow_same_node) const {
+  GrowPieces(st, h, allow_same_node ? Scope::kAnywhere : Scope::kOtherNodes);
+  if (st.surplus[h] == 0) return;
+  State two = st;
+  const bool covered = CoverInTwo(two, h, allow_same_node);
+  if (allow_same_node) {
+    SplitCover(st, h);
+  } else {
+    CoverRank(st, h, Scope::kOtherNodes);
+  }
+  if (covered && std::make_tuple(two.surplus[h], two.cost) < std::make_tuple(st.surplus[h], st.cost)) {
+    st = std::move(two);
+  }
+}
+
 void Placement::CoverNode(State& st, int node) const {
   std::vector<int> hot;
   for (int r : request_.topology.ranks_of_node(node)) {
@@ -225,10 +318,10 @@ void Placement::CoverNode(State& st, int node) const {
       if (!exported(i)) PlaceWhole(trial, hot[i], Scope::kSameNode);
     }
     for (int i = 0; i < n; ++i) {
-      if (!exported(i) && trial.surplus[hot[i]] > 0) SplitCover(trial, hot[i]);
+      if (!exported(i) && trial.surplus[hot[i]] > 0) BestCover(trial, hot[i], true);
     }
     for (int i = 0; i < n; ++i) {
-      if (exported(i)) CoverRank(trial, hot[i], Scope::kOtherNodes);
+      if (exported(i)) BestCover(trial, hot[i], false);
     }
     int64_t unmet = 0;
     for (int h : hot) unmet += trial.surplus[h];
@@ -244,13 +337,29 @@ void Placement::CoverNode(State& st, int node) const {
 bool Placement::Place(int64_t cap, std::vector<Piece>& pieces) {
   Reset(cap);
   UseResident(state_);
-  for (int node : NodeOrder(state_)) CoverNode(state_, node);
-  bool done = true;
-  for (int h = 0; h < request_.ranks(); ++h) {
-    if (state_.surplus[h] > 0 && CoverRank(state_, h, Scope::kAnywhere) > 0) done = false;
+  const std::vector<int> order = NodeOrder(state_);
+  // Two orders: nodes that balance themselves first (they keep their own room), or exporters
+  // first (they get the roomiest bins elsewhere for their single big cross-node pieces).
+  std::optional<State> best;
+  for (bool exporters_first : {false, true}) {
+    State st = state_;
+    std::vector<int> nodes = order;
+    if (exporters_first) {
+      std::stable_partition(nodes.begin(), nodes.end(), [&](int n) { return exports_[n] > 0; });
+    }
+    for (int node : nodes) CoverNode(st, node);
+    for (int h = 0; h < request_.ranks(); ++h) {
+      if (st.surplus[h] > 0) CoverRank(st, h, Scope::kAnywhere);
+    }
+    int64_t unmet = 0;
+    for (int64_t s : st.surplus) unmet += s;
+    st.unmet = unmet;
+    if (!best || std::make_tuple(st.unmet, st.cost) < std::make_tuple(best->unmet, best->cost)) {
+      best = std::move(st);
+    }
   }
-  pieces = state_.pieces;
-  return done;
+  pieces = best->pieces;
+  return best->unmet == 0;
 }
 
 }  // namespace taot::planners

@@ -47,17 +47,24 @@ class Placement {
     std::vector<int> free_slots;       // per rank
     std::vector<Piece> pieces;
     double cost = 0;
+    int64_t unmet = 0;
   };
   enum class Scope { kSameNode, kOtherNodes, kAnywhere };
 
   void Reset(int64_t cap);
   void UseResident(State& st) const;
-  std::vector<int> NodeOrder(const State& st) const;
+  std::vector<int> NodeOrder(const State& st);
   void CoverNode(State& st, int node) const;
   // Covers as much of h's surplus as the scope allows, greedily; returns what is left.
   int64_t CoverRank(State& st, int h, Scope scope) const;
   // Covers h in one piece inside the scope if some rank fits it whole (best fit).
   bool PlaceWhole(State& st, int h, Scope scope) const;
+  // The cheapest cover of h by at most two new pieces (exact over the bins that matter: the
+  // tightest fit for a single piece; the roomiest bin of a class plus the tightest fit for the
+  // rest); applies it and returns true, or returns false when two pieces cannot cover h.
+  bool CoverInTwo(State& st, int h, bool allow_same_node) const;
+  // The cheaper of CoverInTwo and the greedy split (SplitCover, or CoverRank across nodes).
+  void BestCover(State& st, int h, bool allow_same_node) const;
   // Covers h partly inside its node and the rest from other nodes, at the least cost.
   void SplitCover(State& st, int h) const;
   // Adds what h's existing pieces in scope can still take (no new weights move).
@@ -73,6 +80,8 @@ class Placement {
   const PlanRequest& request_;
   const LoadSums& sums_;
   std::vector<char> resident_;  // expert * R + rank
+  std::vector<int> cold_;       // ranks with room under the cap, in rank order
+  std::vector<int64_t> exports_;  // per node: what the optimal transport sends out of it
   State state_;
 };
 
