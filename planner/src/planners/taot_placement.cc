@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <numeric>
-#include <optional>
 #include <tuple>
 
 #include "taot/planner/solvers/min_cost_transport.h"
@@ -11,80 +10,124 @@
 namespace taot::planners {
 
 Placement::Placement(const PlanRequest& request, const LoadSums& sums)
-    : request_(request), sums_(sums) {
+    : request_(request), sums_(sums), tree_(request.topology.tree_costs().has_value()) {
   const int R = request.ranks();
   resident_.assign(static_cast<size_t>(request.experts) * R, 0);
   for (const Replica& r : request.resident) resident_[static_cast<size_t>(r.expert) * R + r.rank] = 1;
+  pieces_of_home_.resize(static_cast<size_t>(R));
+  guests_of_.resize(static_cast<size_t>(request.experts));
 }
 
-void Placement::Reset(int64_t cap) {
-  const int R = request_.ranks();
-  State& st = state_;
-  st.surplus.assign(static_cast<size_t>(R), 0);
-  st.spare.assign(static_cast<size_t>(R), 0);
-  for (int r = 0; r < R; ++r) {
-    const int64_t l = sums_.rank_loads[r];
-    (l > cap ? st.surplus[r] : st.spare[r]) = l > cap ? l - cap : cap - l;
-  }
-  st.expert_left = sums_.expert_totals;
-  st.free_slots.assign(static_cast<size_t>(R), request_.slots_per_rank);
-  st.pieces.clear();
-  st.cost = 0;
-  cold_.clear();
-  for (int r = 0; r < R; ++r) {
-    if (st.spare[r] > 0) cold_.push_back(r);
-  }
-}
+// ---------------------------------------------------------------------------------------------
+// State changes, all undoable.
 
-void Placement::UseResident(State& st) const {
-  std::vector<Replica> resident = request_.resident;
-  std::sort(resident.begin(), resident.end());
-  for (const Replica& r : resident) {
-    const int h = request_.home_of(r.expert);
-    const int64_t amount =
-        std::min({st.surplus[h], st.spare[r.rank], st.expert_left[r.expert]});
-    if (amount <= 0 || st.free_slots[r.rank] == 0) continue;
-    st.pieces.push_back({r.expert, r.rank, amount});
-    st.surplus[h] -= amount;
-    st.spare[r.rank] -= amount;
-    st.expert_left[r.expert] -= amount;
-    --st.free_slots[r.rank];
+void Placement::Reindex(int c, int64_t old_spare, int old_slots) {
+  if (!tree_) return;
+  const bool was_open = old_spare > 0 && old_slots > 0;
+  if (was_open) {
+    auto it = std::lower_bound(open_other_.begin(), open_other_.end(), Bin{old_spare, c});
+    open_other_.erase(it);
+  }
+  if (IsOpen(c)) {
+    const Bin now{spare_[c], c};
+    open_other_.insert(std::lower_bound(open_other_.begin(), open_other_.end(), now), now);
   }
 }
 
-std::vector<int> Placement::NodeOrder(const State& st) {
-  const Topology& topo = request_.topology;
-  const int R = request_.ranks();
-  std::vector<int64_t> exports(static_cast<size_t>(topo.nodes()), 0);
-  if (topo.tree_costs()) {
-    for (const TransportFlow& f : SolveTreeTransport(topo, *topo.tree_costs(), st.surplus, st.spare).flows) {
-      if (!topo.same_node(f.from, f.to)) exports[topo.node_of(f.from)] += f.amount;
-    }
-  } else {
-    std::vector<int> hot, cold;
-    for (int r = 0; r < R; ++r) {
-      if (st.surplus[r] > 0) hot.push_back(r);
-      if (st.spare[r] > 0) cold.push_back(r);
-    }
-    std::vector<int64_t> supply, demand;
-    std::vector<double> cost;
-    for (int h : hot) supply.push_back(st.surplus[h]);
-    for (int c : cold) demand.push_back(st.spare[c]);
-    for (int h : hot) {
-      for (int c : cold) cost.push_back(topo.cost(h, c));
-    }
-    for (const TransportFlow& f : SolveMinCostTransport(supply, demand, cost).flows) {
-      if (!topo.same_node(hot[f.from], cold[f.to])) exports[topo.node_of(hot[f.from])] += f.amount;
+void Placement::SetSurplus(int r, int64_t v) {
+  log_.push_back({Undo::kSurplus, r, surplus_[r], 0});
+  surplus_[r] = v;
+}
+
+void Placement::SetSpare(int r, int64_t v) {
+  log_.push_back({Undo::kSpare, r, spare_[r], 0});
+  const int64_t old = spare_[r];
+  spare_[r] = v;
+  Reindex(r, old, slots_[r]);
+}
+
+void Placement::SetSlots(int r, int64_t v) {
+  log_.push_back({Undo::kSlots, r, slots_[r], 0});
+  const int old = slots_[r];
+  slots_[r] = static_cast<int>(v);
+  Reindex(r, spare_[r], old);
+}
+
+void Placement::SetLeft(int e, int64_t v) {
+  log_.push_back({Undo::kLeft, e, left_[e], 0});
+  left_[e] = v;
+}
+
+void Placement::SetTokens(int piece, int64_t v) {
+  log_.push_back({Undo::kTokens, piece, pieces_[piece].tokens, 0});
+  pieces_[piece].tokens = v;
+}
+
+void Placement::AddCost(double d) {
+  log_.push_back({Undo::kCost, 0, 0, cost_});
+  cost_ += d;
+}
+
+void Placement::AddPiece(int h, int e, int c, int64_t amount) {
+  AddCost(PieceCost(h, e, c));
+  log_.push_back({Undo::kPush, h, 0, 0});
+  pieces_of_home_[h].push_back(static_cast<int>(pieces_.size()));
+  guests_of_[e].push_back(c);
+  pieces_.push_back({e, c, amount});
+  SetSurplus(h, surplus_[h] - amount);
+  SetLeft(e, left_[e] - amount);
+  SetSpare(c, spare_[c] - amount);
+  SetSlots(c, slots_[c] - 1);
+}
+
+void Placement::Rollback(size_t mark) {
+  while (log_.size() > mark) {
+    const Undo u = log_.back();
+    log_.pop_back();
+    switch (u.kind) {
+      case Undo::kSurplus:
+        surplus_[u.index] = u.old_int;
+        break;
+      case Undo::kSpare: {
+        const int64_t now = spare_[u.index];
+        spare_[u.index] = u.old_int;
+        Reindex(u.index, now, slots_[u.index]);
+        break;
+      }
+      case Undo::kSlots: {
+        const int now = slots_[u.index];
+        slots_[u.index] = static_cast<int>(u.old_int);
+        Reindex(u.index, spare_[u.index], now);
+        break;
+      }
+      case Undo::kLeft:
+        left_[u.index] = u.old_int;
+        break;
+      case Undo::kCost:
+        cost_ = u.old_cost;
+        break;
+      case Undo::kTokens:
+        pieces_[u.index].tokens = u.old_int;
+        break;
+      case Undo::kPush:
+        guests_of_[pieces_.back().expert].pop_back();
+        pieces_of_home_[u.index].pop_back();
+        pieces_.pop_back();
+        break;
     }
   }
-  exports_ = exports;
-  std::vector<int> order(static_cast<size_t>(topo.nodes()));
-  std::iota(order.begin(), order.end(), 0);
-  // Self-sufficient nodes first (they only use their own room), then exporters, largest first.
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return std::make_tuple(exports[a] > 0, -exports[a]) < std::make_tuple(exports[b] > 0, -exports[b]);
-  });
-  return order;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queries.
+
+double Placement::PieceCost(int h, int e, int c) const {
+  return resident_[static_cast<size_t>(e) * request_.ranks() + c] ? 0.0 : request_.topology.cost(h, c);
+}
+
+bool Placement::Holds(int e, int c) const {
+  const std::vector<int>& g = guests_of_[e];
+  return std::find(g.begin(), g.end(), c) != g.end();
 }
 
 bool Placement::InScope(int h, int c, Scope scope) const {
@@ -99,267 +142,340 @@ bool Placement::InScope(int h, int c, Scope scope) const {
   return false;
 }
 
-int Placement::PieceIndex(const State& st, int expert, int rank) const {
-  for (size_t i = 0; i < st.pieces.size(); ++i) {
-    if (st.pieces[i].expert == expert && st.pieces[i].rank == rank) return static_cast<int>(i);
-  }
-  return -1;
+bool Placement::CanHost(int h, int e, int c, Scope scope) const {
+  return c != h && IsOpen(c) && InScope(h, c, scope) && !Holds(e, c);
 }
 
-double Placement::PieceCost(int h, int e, int c) const {
-  return resident_[static_cast<size_t>(e) * request_.ranks() + c] ? 0.0 : request_.topology.cost(h, c);
-}
-
-void Placement::AddPiece(State& st, int h, int e, int c, int64_t amount) const {
-  st.cost += PieceCost(h, e, c);
-  st.pieces.push_back({e, c, amount});
-  st.surplus[h] -= amount;
-  st.expert_left[e] -= amount;
-  st.spare[c] -= amount;
-  --st.free_slots[c];
-}
-
-int Placement::LargestExpert(const State& st, int h) const {
+int Placement::LargestExpert(int h) const {
   const int per_rank = request_.experts_per_rank();
   int e = h * per_rank;
   for (int x = e + 1; x < (h + 1) * per_rank; ++x) {
-    if (st.expert_left[x] > st.expert_left[e]) e = x;
+    if (left_[x] > left_[e]) e = x;
   }
-  return st.expert_left[e] > 0 ? e : -1;
+  return left_[e] > 0 ? e : -1;
 }
 
-bool Placement::CanHost(const State& st, int h, int e, int c, Scope scope) const {
-  return c != h && st.spare[c] > 0 && st.free_slots[c] > 0 && InScope(h, c, scope) &&
-         PieceIndex(st, e, c) < 0;
-}
-
-int Placement::BestFitBin(const State& st, int h, int e, int64_t want, Scope scope) const {
-  // The cheapest rank that takes the whole piece, the tightest of those; failing that, the
-  // roomiest rank (the biggest piece), the cheapest of those.
-  int best = -1;
-  auto key = [&](int c) {
-    const bool fits = st.spare[c] >= want;
-    const double cost = PieceCost(h, e, c);
-    return std::make_tuple(!fits, fits ? cost : 0.0, fits ? st.spare[c] : -st.spare[c], cost);
+int Placement::BestFitOtherNodes(int h, int e, int64_t want) const {
+  // Every bin of another node costs the same (the inter-node cost) on a two-level topology, so
+  // best fit is the first eligible bin at or above `want` in (room, rank) order; failing that,
+  // the roomiest eligible bin, the lowest rank among equals.
+  auto eligible = [&](const Bin& b) {
+    return !request_.topology.same_node(h, b.second) && !Holds(e, b.second);
   };
-  for (int c = 0; c < request_.ranks(); ++c) {
-    if (!CanHost(st, h, e, c, scope)) continue;
+  auto it = std::lower_bound(open_other_.begin(), open_other_.end(), Bin{want, -1});
+  for (; it != open_other_.end(); ++it) {
+    if (eligible(*it)) return it->second;
+  }
+  int best = -1;
+  int64_t best_room = -1;
+  for (auto rit = open_other_.rbegin(); rit != open_other_.rend(); ++rit) {
+    if (best >= 0 && rit->first < best_room) break;
+    if (eligible(*rit)) {
+      best = rit->second;
+      best_room = rit->first;
+    }
+  }
+  return best;
+}
+
+int Placement::BestFitBin(int h, int e, int64_t want, Scope scope) const {
+  if (scope == Scope::kOtherNodes && tree_) return BestFitOtherNodes(h, e, want);
+  // The cheapest bin that takes the whole piece, the tightest of those; failing that, the
+  // roomiest bin (the biggest piece), the cheapest of those; ties to the lower rank.
+  auto key = [&](int c) {
+    const bool fits = spare_[c] >= want;
+    const double cost = PieceCost(h, e, c);
+    return std::make_tuple(!fits, fits ? cost : 0.0, fits ? spare_[c] : -spare_[c], cost);
+  };
+  const std::vector<int>& candidates =
+      scope == Scope::kSameNode ? request_.topology.ranks_of_node(request_.topology.node_of(h)) : cold_;
+  int best = -1;
+  for (int c : candidates) {
+    if (!CanHost(h, e, c, scope)) continue;
     if (best < 0 || key(c) < key(best)) best = c;
   }
   return best;
 }
 
-void Placement::GrowPieces(State& st, int h, Scope scope) const {
-  for (Piece& p : st.pieces) {
-    if (st.surplus[h] == 0) return;
-    if (request_.home_of(p.expert) != h || !InScope(h, p.rank, scope)) continue;
-    const int64_t add = std::min({st.surplus[h], st.expert_left[p.expert], st.spare[p.rank]});
-    p.tokens += add;
-    st.surplus[h] -= add;
-    st.expert_left[p.expert] -= add;
-    st.spare[p.rank] -= add;
+// ---------------------------------------------------------------------------------------------
+// Covers.
+
+void Placement::GrowPieces(int h, Scope scope) {
+  // Indices, not references: pieces_ does not grow here, but SetTokens logs by index anyway.
+  for (int i : pieces_of_home_[h]) {
+    if (surplus_[h] == 0) return;
+    const Piece& p = pieces_[i];
+    if (!InScope(h, p.rank, scope)) continue;
+    const int64_t add = std::min({surplus_[h], left_[p.expert], spare_[p.rank]});
+    if (add == 0) continue;
+    SetTokens(i, p.tokens + add);
+    SetSurplus(h, surplus_[h] - add);
+    SetLeft(p.expert, left_[p.expert] - add);
+    SetSpare(p.rank, spare_[p.rank] - add);
   }
 }
 
-int64_t Placement::CoverRank(State& st, int h, Scope scope) const {
-  GrowPieces(st, h, scope);
-  while (st.surplus[h] > 0) {
-    const int e = LargestExpert(st, h);
-    if (e < 0) break;
-    const int64_t want = std::min(st.surplus[h], st.expert_left[e]);
-    const int c = BestFitBin(st, h, e, want, scope);
-    if (c < 0) break;
-    AddPiece(st, h, e, c, std::min(want, st.spare[c]));
+void Placement::CoverRank(int h, Scope scope) {
+  GrowPieces(h, scope);
+  while (surplus_[h] > 0) {
+    const int e = LargestExpert(h);
+    if (e < 0) return;
+    const int64_t want = std::min(surplus_[h], left_[e]);
+    const int c = BestFitBin(h, e, want, scope);
+    if (c < 0) return;
+    AddPiece(h, e, c, std::min(want, spare_[c]));
   }
-  return st.surplus[h];
 }
 
-bool Placement::PlaceWhole(State& st, int h, Scope scope) const {
-  GrowPieces(st, h, scope);
-  if (st.surplus[h] == 0) return true;
-  const int e = LargestExpert(st, h);
-  if (e < 0 || st.expert_left[e] < st.surplus[h]) return false;
-  const int c = BestFitBin(st, h, e, st.surplus[h], scope);
-  if (c < 0 || st.spare[c] < st.surplus[h]) return false;
-  AddPiece(st, h, e, c, st.surplus[h]);
-  return true;
+void Placement::PlaceWhole(int h) {
+  GrowPieces(h, Scope::kSameNode);
+  if (surplus_[h] == 0) return;
+  const int e = LargestExpert(h);
+  if (e < 0 || left_[e] < surplus_[h]) return;
+  const int c = BestFitBin(h, e, surplus_[h], Scope::kSameNode);
+  if (c < 0 || spare_[c] < surplus_[h]) return;
+  AddPiece(h, e, c, surplus_[h]);
 }
 
-void Placement::SplitCover(State& st, int h) const {
-  // Cover with j pieces inside the node (the biggest first), the rest from other nodes; keep the
-  // cheapest j. Small pieces inside the node add up: past λ of them, one cross-node piece wins.
-  GrowPieces(st, h, Scope::kSameNode);
-  State inside = st;
-  State best;
-  bool have_best = false;
-  while (true) {
-    State attempt = inside;
-    if (attempt.surplus[h] > 0) CoverRank(attempt, h, Scope::kOtherNodes);
-    const auto key = std::make_tuple(attempt.surplus[h], attempt.cost);
-    if (!have_best || key < std::make_tuple(best.surplus[h], best.cost)) {
-      best = std::move(attempt);
-      have_best = true;
-    }
-    if (inside.surplus[h] == 0) break;
-    const int e = LargestExpert(inside, h);
-    if (e < 0) break;
-    int c = -1;
-    for (int x : request_.topology.ranks_of_node(request_.topology.node_of(h))) {
-      if (CanHost(inside, h, e, x, Scope::kSameNode) && (c < 0 || inside.spare[x] > inside.spare[c])) c = x;
-    }
-    if (c < 0) break;
-    AddPiece(inside, h, e, c, std::min({inside.surplus[h], inside.expert_left[e], inside.spare[c]}));
-  }
-  st = std::move(best);
-}
-
-bool Placement::CoverInTwo(State& st, int h, bool allow_same_node) const {
+std::optional<Placement::Option> Placement::CoverInTwo(int h) const {
   const Topology& topo = request_.topology;
   const int per_rank = request_.experts_per_rank();
-  const int64_t rem = st.surplus[h];
-  // Bins by class (0: h's node, 1: other nodes), by increasing room.
-  std::vector<int> bins[2];
-  for (int c : cold_) {
-    if (c == h || st.spare[c] == 0 || st.free_slots[c] == 0) continue;
-    const int cls = topo.same_node(h, c) ? 0 : 1;
-    if (cls == 0 && !allow_same_node) continue;
-    bins[cls].push_back(c);
+  const int64_t rem = surplus_[h];
+  // Bins by class (0: h's node, 1: other nodes), in (room, rank) order.
+  std::vector<Bin> same;
+  for (int c : topo.ranks_of_node(topo.node_of(h))) {
+    if (c != h && IsOpen(c)) same.push_back({spare_[c], c});
   }
-  for (auto& b : bins) {
-    std::stable_sort(b.begin(), b.end(), [&](int x, int y) { return st.spare[x] < st.spare[y]; });
+  std::sort(same.begin(), same.end());
+  std::vector<Bin> scratch;
+  const std::vector<Bin>* other = &open_other_;
+  if (!tree_) {
+    for (int c : cold_) {
+      if (IsOpen(c) && !topo.same_node(h, c)) scratch.push_back({spare_[c], c});
+    }
+    std::sort(scratch.begin(), scratch.end());
+    other = &scratch;
   }
-  // The tightest bin of a class with room >= need that can take expert e (and is not `skip`,
-  // or is `skip` with `used` tokens already taken from it).
+  const std::vector<Bin>* bins[2] = {&same, other};
+  auto in_class = [&](int cls, int c) { return cls == 0 || !topo.same_node(h, c); };
+  // The tightest bin of a class with room >= need that can take expert e; `skip` already gave
+  // `used` tokens to another piece of this option.
   auto tightest = [&](int cls, int e, int64_t need, int skip, int64_t used) {
-    for (int c : bins[cls]) {
-      const int64_t room = st.spare[c] - (c == skip ? used : 0);
-      if (room < need || PieceIndex(st, e, c) >= 0) continue;
-      if (c == skip && st.free_slots[c] < 2) continue;
+    const std::vector<Bin>& b = *bins[cls];
+    for (auto it = std::lower_bound(b.begin(), b.end(), Bin{need, -1}); it != b.end(); ++it) {
+      const int c = it->second;
+      if (!in_class(cls, c) || Holds(e, c)) continue;
+      if (c == skip && (it->first - used < need || slots_[c] < 2)) continue;
       return c;
     }
     return -1;
   };
-  struct Option {
-    double cost = 0;
-    int pieces = 0;
-    int64_t room_used = 0;  // room of the best-fit bin: smaller is a tighter fit
-    Piece first, second;
+  auto roomiest = [&](int cls) {
+    const std::vector<Bin>& b = *bins[cls];
+    for (auto it = b.rbegin(); it != b.rend(); ++it) {
+      if (in_class(cls, it->second)) return it->second;
+    }
+    return -1;
   };
   std::optional<Option> best;
   auto consider = [&](const Option& o) {
-    if (!best || std::make_tuple(o.cost, o.pieces, o.room_used) <
-                     std::make_tuple(best->cost, best->pieces, best->room_used)) {
+    if (!best || std::make_tuple(o.cost, o.pieces, o.tightness) <
+                     std::make_tuple(best->cost, best->pieces, best->tightness)) {
       best = o;
     }
   };
   for (int e = h * per_rank; e < (h + 1) * per_rank; ++e) {
-    if (st.expert_left[e] < rem) continue;
+    if (left_[e] < rem) continue;
     for (int cls = 0; cls < 2; ++cls) {
       const int c = tightest(cls, e, rem, -1, 0);
-      if (c >= 0) consider({PieceCost(h, e, c), 1, st.spare[c], {e, c, rem}, {}});
+      if (c >= 0) consider({cost_ + PieceCost(h, e, c), 1, spare_[c], {e, c, rem}, {}});
     }
   }
   for (int cls1 = 0; cls1 < 2; ++cls1) {
-    if (bins[cls1].empty()) continue;
-    const int b1 = bins[cls1].back();
+    const int b1 = roomiest(cls1);
+    if (b1 < 0) continue;
     for (int e1 = h * per_rank; e1 < (h + 1) * per_rank; ++e1) {
-      if (st.expert_left[e1] == 0 || PieceIndex(st, e1, b1) >= 0) continue;
-      const int64_t a1 = std::min({st.expert_left[e1], st.spare[b1], rem});
+      if (left_[e1] == 0 || Holds(e1, b1)) continue;
+      const int64_t a1 = std::min({left_[e1], spare_[b1], rem});
       if (a1 == rem) continue;
       const int64_t rem2 = rem - a1;
       for (int e2 = h * per_rank; e2 < (h + 1) * per_rank; ++e2) {
-        const int64_t left2 = st.expert_left[e2] - (e2 == e1 ? a1 : 0);
+        const int64_t left2 = left_[e2] - (e2 == e1 ? a1 : 0);
         if (left2 < rem2) continue;
         for (int cls2 = 0; cls2 < 2; ++cls2) {
           const int c2 = tightest(cls2, e2, rem2, e2 == e1 ? -1 : b1, a1);
           if (c2 < 0 || (c2 == b1 && e2 == e1)) continue;
-          consider({PieceCost(h, e1, b1) + PieceCost(h, e2, c2), 2, st.spare[c2],
+          consider({cost_ + PieceCost(h, e1, b1) + PieceCost(h, e2, c2), 2, spare_[c2],
                     {e1, b1, a1}, {e2, c2, rem2}});
         }
       }
     }
   }
-  if (!best) return false;
-  AddPiece(st, h, best->first.expert, best->first.rank, best->first.tokens);
-  if (best->pieces == 2) AddPiece(st, h, best->second.expert, best->second.rank, best->second.tokens);
-  return true;
+  return best;
 }
 
-void Placement::BestCover(State& st, int h, bool allow_same_node) const {
-  GrowPieces(st, h, allow_same_node ? Scope::kAnywhere : Scope::kOtherNodes);
-  if (st.surplus[h] == 0) return;
-  State two = st;
-  const bool covered = CoverInTwo(two, h, allow_same_node);
-  if (allow_same_node) {
-    SplitCover(st, h);
-  } else {
-    CoverRank(st, h, Scope::kOtherNodes);
+void Placement::SplitCover(int h) {
+  GrowPieces(h, Scope::kSameNode);
+  const Topology& topo = request_.topology;
+  // The next piece inside the node: the biggest expert into the roomiest bin.
+  auto next_inside = [&](int& e, int& c) {
+    e = LargestExpert(h);
+    if (e < 0) return false;
+    c = -1;
+    for (int x : topo.ranks_of_node(topo.node_of(h))) {
+      if (CanHost(h, e, x, Scope::kSameNode) && (c < 0 || spare_[x] > spare_[c])) c = x;
+    }
+    return c >= 0;
+  };
+  const size_t start = log_.size();
+  int best_j = 0;
+  std::tuple<int64_t, double> best_key;
+  for (int j = 0;; ++j) {
+    const size_t mark = log_.size();
+    if (surplus_[h] > 0) CoverRank(h, Scope::kOtherNodes);
+    const std::tuple<int64_t, double> key{surplus_[h], cost_};
+    if (j == 0 || key < best_key) {
+      best_key = key;
+      best_j = j;
+    }
+    Rollback(mark);
+    int e = -1, c = -1;
+    if (surplus_[h] == 0 || !next_inside(e, c)) break;
+    AddPiece(h, e, c, std::min({surplus_[h], left_[e], spare_[c]}));
   }
-  if (covered && std::make_tuple(two.surplus[h], two.cost) < std::make_tuple(st.surplus[h], st.cost)) {
-    st = std::move(two);
+  Rollback(start);
+  for (int j = 0; j < best_j; ++j) {
+    int e = -1, c = -1;
+    next_inside(e, c);
+    AddPiece(h, e, c, std::min({surplus_[h], left_[e], spare_[c]}));
+  }
+  if (surplus_[h] > 0) CoverRank(h, Scope::kOtherNodes);
+}
+
+void Placement::BestCover(int h) {
+  GrowPieces(h, Scope::kAnywhere);
+  if (surplus_[h] == 0) return;
+  const std::optional<Option> two = CoverInTwo(h);
+  const size_t mark = log_.size();
+  SplitCover(h);
+  if (two && std::make_tuple(int64_t{0}, two->cost) < std::make_tuple(surplus_[h], cost_)) {
+    Rollback(mark);
+    AddPiece(h, two->first.expert, two->first.rank, two->first.tokens);
+    if (two->pieces == 2) AddPiece(h, two->second.expert, two->second.rank, two->second.tokens);
   }
 }
 
-void Placement::CoverNode(State& st, int node) const {
+void Placement::CoverNode(int node) {
   std::vector<int> hot;
   for (int r : request_.topology.ranks_of_node(node)) {
-    if (st.surplus[r] > 0) hot.push_back(r);
+    if (surplus_[r] > 0) hot.push_back(r);
   }
-  if (hot.empty()) return;
-  std::stable_sort(hot.begin(), hot.end(), [&](int a, int b) { return st.surplus[a] > st.surplus[b]; });
-  const int m = std::min<int>(static_cast<int>(hot.size()), kMaxEnumerated);
-  State best;
-  std::tuple<int64_t, double> best_key{-1, 0};
-  for (unsigned mask = 0; mask < (1u << m); ++mask) {
-    State trial = st;
-    auto exported = [&](int i) { return i < m && (mask >> i & 1u); };
-    const int n = static_cast<int>(hot.size());
-    for (int i = 0; i < n; ++i) {
-      if (!exported(i)) PlaceWhole(trial, hot[i], Scope::kSameNode);
+  std::stable_sort(hot.begin(), hot.end(), [&](int a, int b) { return surplus_[a] > surplus_[b]; });
+  for (int h : hot) PlaceWhole(h);
+  for (int h : hot) {
+    if (surplus_[h] > 0) BestCover(h);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The whole placement.
+
+void Placement::Reset(int64_t cap) {
+  const int R = request_.ranks();
+  surplus_.assign(static_cast<size_t>(R), 0);
+  spare_.assign(static_cast<size_t>(R), 0);
+  for (int r = 0; r < R; ++r) {
+    const int64_t l = sums_.rank_loads[r];
+    if (l > cap) surplus_[r] = l - cap;
+    if (l < cap) spare_[r] = cap - l;
+  }
+  left_ = sums_.expert_totals;
+  slots_.assign(static_cast<size_t>(R), request_.slots_per_rank);
+  cost_ = 0;
+  pieces_.clear();
+  for (auto& v : pieces_of_home_) v.clear();
+  for (auto& v : guests_of_) v.clear();
+  log_.clear();
+  cold_.clear();
+  open_other_.clear();
+  for (int r = 0; r < R; ++r) {
+    if (spare_[r] == 0) continue;
+    cold_.push_back(r);
+    if (tree_ && IsOpen(r)) open_other_.push_back({spare_[r], r});
+  }
+  std::sort(open_other_.begin(), open_other_.end());
+}
+
+void Placement::UseResident() {
+  std::vector<Replica> resident = request_.resident;
+  std::sort(resident.begin(), resident.end());
+  for (const Replica& r : resident) {
+    const int h = request_.home_of(r.expert);
+    const int64_t amount = std::min({surplus_[h], spare_[r.rank], left_[r.expert]});
+    if (amount <= 0 || slots_[r.rank] == 0) continue;
+    AddPiece(h, r.expert, r.rank, amount);
+  }
+}
+
+std::vector<int> Placement::NodeOrder() {
+  const Topology& topo = request_.topology;
+  const int R = request_.ranks();
+  exports_.assign(static_cast<size_t>(topo.nodes()), 0);
+  if (tree_) {
+    for (const TransportFlow& f : SolveTreeTransport(topo, *topo.tree_costs(), surplus_, spare_).flows) {
+      if (!topo.same_node(f.from, f.to)) exports_[topo.node_of(f.from)] += f.amount;
     }
-    for (int i = 0; i < n; ++i) {
-      if (!exported(i) && trial.surplus[hot[i]] > 0) BestCover(trial, hot[i], true);
+  } else {
+    std::vector<int> hot, cold;
+    for (int r = 0; r < R; ++r) {
+      if (surplus_[r] > 0) hot.push_back(r);
+      if (spare_[r] > 0) cold.push_back(r);
     }
-    for (int i = 0; i < n; ++i) {
-      if (exported(i)) BestCover(trial, hot[i], false);
+    std::vector<int64_t> supply, demand;
+    std::vector<double> cost;
+    for (int h : hot) supply.push_back(surplus_[h]);
+    for (int c : cold) demand.push_back(spare_[c]);
+    for (int h : hot) {
+      for (int c : cold) cost.push_back(topo.cost(h, c));
     }
-    int64_t unmet = 0;
-    for (int h : hot) unmet += trial.surplus[h];
-    const std::tuple<int64_t, double> key{unmet, trial.cost};
-    if (std::get<0>(best_key) < 0 || key < best_key) {
-      best_key = key;
-      best = std::move(trial);
+    for (const TransportFlow& f : SolveMinCostTransport(supply, demand, cost).flows) {
+      if (!topo.same_node(hot[f.from], cold[f.to])) exports_[topo.node_of(hot[f.from])] += f.amount;
     }
   }
-  st = std::move(best);
+  std::vector<int> order(static_cast<size_t>(topo.nodes()));
+  std::iota(order.begin(), order.end(), 0);
+  // Self-sufficient nodes first (they only use their own room), then exporters, largest first.
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return std::make_tuple(exports_[a] > 0, -exports_[a]) < std::make_tuple(exports_[b] > 0, -exports_[b]);
+  });
+  return order;
 }
 
 bool Placement::Place(int64_t cap, std::vector<Piece>& pieces) {
   Reset(cap);
-  UseResident(state_);
-  const std::vector<int> order = NodeOrder(state_);
-  // Two orders: nodes that balance themselves first (they keep their own room), or exporters
-  // first (they get the roomiest bins elsewhere for their single big cross-node pieces).
-  std::optional<State> best;
+  UseResident();
+  const std::vector<int> order = NodeOrder();
+  const size_t base = log_.size();
+  bool have_best = false;
+  std::tuple<int64_t, double> best_key;
   for (bool exporters_first : {false, true}) {
-    State st = state_;
     std::vector<int> nodes = order;
     if (exporters_first) {
       std::stable_partition(nodes.begin(), nodes.end(), [&](int n) { return exports_[n] > 0; });
     }
-    for (int node : nodes) CoverNode(st, node);
+    for (int node : nodes) CoverNode(node);
     for (int h = 0; h < request_.ranks(); ++h) {
-      if (st.surplus[h] > 0) CoverRank(st, h, Scope::kAnywhere);
+      if (surplus_[h] > 0) CoverRank(h, Scope::kAnywhere);
     }
-    int64_t unmet = 0;
-    for (int64_t s : st.surplus) unmet += s;
-    st.unmet = unmet;
-    if (!best || std::make_tuple(st.unmet, st.cost) < std::make_tuple(best->unmet, best->cost)) {
-      best = std::move(st);
+    const std::tuple<int64_t, double> key{std::accumulate(surplus_.begin(), surplus_.end(), int64_t{0}), cost_};
+    if (!have_best || key < best_key) {
+      best_key = key;
+      pieces = pieces_;
+      have_best = true;
     }
+    Rollback(base);
   }
-  pieces = best->pieces;
-  return best->unmet == 0;
+  return std::get<0>(best_key) == 0;
 }
 
 }  // namespace taot::planners

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "planners/plan_building.h"
@@ -14,75 +16,102 @@ namespace taot::planners {
 using Piece = GuestShare;
 
 // The problem: every hot rank h (load above the cap) must shed its surplus through replicas of
-// its own experts on ranks with spare room (cap - load), each rank holding at most K replicas;
-// a new replica costs topology.cost(home, guest), reusing a resident one costs nothing.
-// Weighted cost counts replicas, not tokens, so the aim is few replicas, each carrying a large
-// piece, inside the node where the node's spare room allows.
+// its own experts on ranks with room (cap - load), each rank holding at most K replicas; a new
+// replica costs topology.cost(home, guest), reusing a resident one costs nothing. The cost
+// counts replicas, not tokens, so the aim is few replicas, each carrying a big piece, inside
+// the node where the node's room allows. (It is bin packing with item fragmentation, plus
+// costs; the MILP in tests/bench/milp_reference.py solves it exactly, slowly.)
 //
 // The method, per cap:
 // 1. resident replicas that can help are used first (free);
-// 2. nodes are visited with the exact rank-level transport's verdict: nodes the optimal
-//    transport leaves self-sufficient first, then nodes that must export, the largest exporter
-//    first (the node-level flow comes from SolveTreeTransport, or SolveMinCostTransport on a
-//    general matrix);
-// 3. inside a node, for every subset of its (up to kMaxEnumerated largest) hot ranks, the
-//    subset is covered from other nodes and the rest from inside the node, each rank by
-//    best-fit pieces (one piece that finishes the rank if any fits, the biggest piece
-//    otherwise); the cheapest outcome is kept. Exporting a whole rank in one cross-node piece
-//    (cost λ) often beats covering it inside the node in several pieces, and this finds it;
+// 2. nodes are visited in the order the exact rank-level transport gives (SolveTreeTransport,
+//    or SolveMinCostTransport on a general matrix): nodes it leaves self-sufficient first,
+//    then the nodes that must export, the largest first. A second pass visits the exporters
+//    first instead (so they get the roomiest bins elsewhere); the cheaper pass wins;
+// 3. in a node, hot ranks in decreasing surplus first take the single piece that finishes them
+//    inside the node (best fit), then the rest get their cheapest cover: the best of (a) at
+//    most two new pieces anywhere, chosen exactly among the bins that matter (the tightest
+//    fit for one piece; the roomiest bin of a class plus the tightest fit for the rest) and
+//    (b) j pieces inside the node, biggest first, then the rest from other nodes, for the best
+//    j (past λ small pieces, one cross-node piece wins);
 // 4. what is still uncovered takes pieces from anywhere.
+//
+// Speed: state changes go through an undo log, so trying an option costs what the option
+// touches, not a copy of the state; on a two-level topology the open bins of other nodes are
+// kept sorted by room, so a best-fit query is a binary search.
 class Placement {
  public:
-  static constexpr int kMaxEnumerated = 6;
-
   Placement(const PlanRequest& request, const LoadSums& sums);
   // Fills `pieces` and returns true when every rank ends at or under `cap`.
   bool Place(int64_t cap, std::vector<Piece>& pieces);
 
  private:
-  struct State {
-    std::vector<int64_t> surplus;      // per rank: load above the cap still to shed
-    std::vector<int64_t> spare;        // per rank: room under the cap still free
-    std::vector<int64_t> expert_left;  // per expert: tokens still at home
-    std::vector<int> free_slots;       // per rank
-    std::vector<Piece> pieces;
-    double cost = 0;
-    int64_t unmet = 0;
-  };
   enum class Scope { kSameNode, kOtherNodes, kAnywhere };
+  struct Option {
+    double cost = 0;
+    int pieces = 0;
+    int64_t tightness = 0;  // room of the best-fit bin: smaller is a tighter fit
+    Piece first, second;
+  };
+  struct Undo {
+    enum Kind : uint8_t { kSurplus, kSpare, kSlots, kLeft, kCost, kPush, kTokens } kind;
+    int index;
+    int64_t old_int;
+    double old_cost;
+  };
+  using Bin = std::pair<int64_t, int>;  // (room, rank)
 
   void Reset(int64_t cap);
-  void UseResident(State& st) const;
-  std::vector<int> NodeOrder(const State& st);
-  void CoverNode(State& st, int node) const;
-  // Covers as much of h's surplus as the scope allows, greedily; returns what is left.
-  int64_t CoverRank(State& st, int h, Scope scope) const;
-  // Covers h in one piece inside the scope if some rank fits it whole (best fit).
-  bool PlaceWhole(State& st, int h, Scope scope) const;
-  // The cheapest cover of h by at most two new pieces (exact over the bins that matter: the
-  // tightest fit for a single piece; the roomiest bin of a class plus the tightest fit for the
-  // rest); applies it and returns true, or returns false when two pieces cannot cover h.
-  bool CoverInTwo(State& st, int h, bool allow_same_node) const;
-  // The cheaper of CoverInTwo and the greedy split (SplitCover, or CoverRank across nodes).
-  void BestCover(State& st, int h, bool allow_same_node) const;
-  // Covers h partly inside its node and the rest from other nodes, at the least cost.
-  void SplitCover(State& st, int h) const;
-  // Adds what h's existing pieces in scope can still take (no new weights move).
-  void GrowPieces(State& st, int h, Scope scope) const;
-  int BestFitBin(const State& st, int h, int e, int64_t want, Scope scope) const;
-  int LargestExpert(const State& st, int h) const;
-  bool CanHost(const State& st, int h, int e, int c, Scope scope) const;
-  double PieceCost(int h, int e, int c) const;
-  void AddPiece(State& st, int h, int e, int c, int64_t amount) const;
+  void UseResident();
+  std::vector<int> NodeOrder();
+  void CoverNode(int node);
+  // Greedy: biggest expert, best-fit bin, until h is covered or the scope has no room.
+  void CoverRank(int h, Scope scope);
+  // One piece inside h's node that finishes h, if some bin fits it whole.
+  void PlaceWhole(int h);
+  // The cheaper of CoverInTwo and SplitCover (or CoverRank from other nodes).
+  void BestCover(int h);
+  std::optional<Option> CoverInTwo(int h) const;
+  // j pieces inside the node, then the rest from other nodes, for the cheapest j. Returns the
+  // resulting (surplus, cost) and leaves that cover applied.
+  void SplitCover(int h);
+  void GrowPieces(int h, Scope scope);
+
+  int BestFitBin(int h, int e, int64_t want, Scope scope) const;
+  int BestFitOtherNodes(int h, int e, int64_t want) const;
+  int LargestExpert(int h) const;
+  bool Holds(int e, int c) const;
+  bool IsOpen(int c) const { return spare_[c] > 0 && slots_[c] > 0; }
+  bool CanHost(int h, int e, int c, Scope scope) const;
   bool InScope(int h, int c, Scope scope) const;
-  int PieceIndex(const State& st, int expert, int rank) const;
+  double PieceCost(int h, int e, int c) const;
+
+  // Every change of state goes through these, so Rollback can undo it.
+  void AddPiece(int h, int e, int c, int64_t amount);
+  void SetSurplus(int r, int64_t v);
+  void SetSpare(int r, int64_t v);
+  void SetSlots(int r, int64_t v);
+  void SetLeft(int e, int64_t v);
+  void SetTokens(int piece, int64_t v);
+  void AddCost(double d);
+  void Rollback(size_t mark);
+  void Reindex(int c, int64_t old_spare, int old_slots);
 
   const PlanRequest& request_;
   const LoadSums& sums_;
+  const bool tree_;
   std::vector<char> resident_;  // expert * R + rank
   std::vector<int> cold_;       // ranks with room under the cap, in rank order
-  std::vector<int64_t> exports_;  // per node: what the optimal transport sends out of it
-  State state_;
+  std::vector<int64_t> exports_;
+
+  std::vector<int64_t> surplus_, spare_, left_;
+  std::vector<int> slots_;
+  double cost_ = 0;
+  std::vector<Piece> pieces_;
+  std::vector<std::vector<int>> pieces_of_home_;  // piece indices per home rank, in order
+  std::vector<std::vector<int>> guests_of_;       // guest ranks per expert
+  std::vector<Bin> open_other_;                   // open bins, sorted (tree topologies only)
+  std::vector<Undo> log_;
 };
 
 }  // namespace taot::planners
