@@ -6,10 +6,12 @@
 namespace taot {
 
 std::vector<int64_t> ExpertTotals(const PlanRequest& request) {
-  std::vector<int64_t> totals(static_cast<size_t>(request.experts), 0);
-  for (int s = 0; s < request.load.sources(); ++s) {
-    const std::span<const int64_t> row = request.load.row(s);
-    for (size_t e = 0; e < row.size(); ++e) totals[e] += row[e];
+  const size_t E = static_cast<size_t>(request.experts);
+  std::vector<int64_t> totals(E, 0);
+  int64_t* __restrict out = totals.data();
+  const int64_t* in = request.load.data().data();
+  for (int s = 0; s < request.load.sources(); ++s, in += E) {
+    for (size_t e = 0; e < E; ++e) out[e] += in[e];
   }
   return totals;
 }

@@ -128,6 +128,8 @@ void Topology::Finish() {
   for (int node : node_of_rank_) nodes_ = std::max(nodes_, node + 1);
   ranks_of_node_.assign(static_cast<size_t>(nodes_), {});
   for (int r = 0; r < R; ++r) ranks_of_node_[node_of_rank_[r]].push_back(r);
+  all_ranks_.resize(static_cast<size_t>(R));
+  for (int r = 0; r < R; ++r) all_ranks_[r] = r;
   symmetric_ = true;
   for (int a = 0; a < R && symmetric_; ++a) {
     for (int b = a + 1; b < R; ++b) {

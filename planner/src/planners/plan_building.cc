@@ -3,15 +3,13 @@
 #include <algorithm>
 #include <map>
 
+#include "taot/planner/load_stats.h"
+
 namespace taot::planners {
 
 LoadSums SumLoads(const PlanRequest& request) {
   LoadSums sums;
-  sums.expert_totals.assign(static_cast<size_t>(request.experts), 0);
-  for (int s = 0; s < request.load.sources(); ++s) {
-    const std::span<const int64_t> row = request.load.row(s);
-    for (size_t e = 0; e < row.size(); ++e) sums.expert_totals[e] += row[e];
-  }
+  sums.expert_totals = ExpertTotals(request);
   sums.rank_loads.assign(static_cast<size_t>(request.ranks()), 0);
   for (int e = 0; e < request.experts; ++e) {
     sums.rank_loads[request.home_of(e)] += sums.expert_totals[e];

@@ -27,6 +27,8 @@ class TaotPlanner final : public Planner {
 
  private:
   double default_target_;
+  Placement placement_;
+  CheapestSplit split_;
 };
 
 absl::StatusOr<Plan> TaotPlanner::MakePlan(const PlanRequest& request) {
@@ -40,9 +42,9 @@ absl::StatusOr<Plan> TaotPlanner::MakePlan(const PlanRequest& request) {
     plan.target_missed = true;
     return plan;
   }
-  Placement placement(request, sums);
+  placement_.Prepare(request, sums);
   std::vector<Piece> pieces;
-  if (!placement.Place(cap, pieces)) {
+  if (!placement_.Place(cap, pieces)) {
     plan.target_missed = true;
     // The lowest cap the placement meets; at max_load nothing needs to move.
     int64_t lo = cap + 1, hi = max_load;
@@ -50,7 +52,7 @@ absl::StatusOr<Plan> TaotPlanner::MakePlan(const PlanRequest& request) {
     pieces.clear();
     while (lo < hi) {
       const int64_t mid = lo + (hi - lo) / 2;
-      if (placement.Place(mid, trial)) {
+      if (placement_.Place(mid, trial)) {
         hi = mid;
         pieces = trial;
       } else {
@@ -58,7 +60,7 @@ absl::StatusOr<Plan> TaotPlanner::MakePlan(const PlanRequest& request) {
       }
     }
   }
-  AppendCheapestSplit(request, sums.expert_totals, pieces, plan);
+  split_.Append(request, sums.expert_totals, std::move(pieces), plan);
   return plan;
 }
 

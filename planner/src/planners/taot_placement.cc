@@ -9,12 +9,13 @@
 
 namespace taot::planners {
 
-Placement::Placement(const PlanRequest& request, const LoadSums& sums)
-    : request_(request), sums_(sums), tree_(request.topology.tree_costs().has_value()) {
-  const int R = request.ranks();
-  resident_.assign(static_cast<size_t>(request.experts) * R, 0);
-  for (const Replica& r : request.resident) resident_[static_cast<size_t>(r.expert) * R + r.rank] = 1;
-  pieces_of_home_.resize(static_cast<size_t>(R));
+void Placement::Prepare(const PlanRequest& request, const LoadSums& sums) {
+  request_ = &request;
+  sums_ = &sums;
+  tree_ = request.topology.tree_costs().has_value();
+  resident_ = request.resident;
+  std::sort(resident_.begin(), resident_.end());
+  pieces_of_home_.resize(static_cast<size_t>(request.ranks()));
   guests_of_.resize(static_cast<size_t>(request.experts));
 }
 
@@ -122,7 +123,10 @@ void Placement::Rollback(size_t mark) {
 // Queries.
 
 double Placement::PieceCost(int h, int e, int c) const {
-  return resident_[static_cast<size_t>(e) * request_.ranks() + c] ? 0.0 : request_.topology.cost(h, c);
+  const bool resident = !resident_.empty() &&
+                        std::binary_search(resident_.begin(), resident_.end(),
+                                           Replica{static_cast<int32_t>(e), static_cast<int32_t>(c)});
+  return resident ? 0.0 : request_->topology.cost(h, c);
 }
 
 bool Placement::Holds(int e, int c) const {
@@ -133,9 +137,9 @@ bool Placement::Holds(int e, int c) const {
 bool Placement::InScope(int h, int c, Scope scope) const {
   switch (scope) {
     case Scope::kSameNode:
-      return request_.topology.same_node(h, c);
+      return request_->topology.same_node(h, c);
     case Scope::kOtherNodes:
-      return !request_.topology.same_node(h, c);
+      return !request_->topology.same_node(h, c);
     case Scope::kAnywhere:
       return true;
   }
@@ -147,7 +151,7 @@ bool Placement::CanHost(int h, int e, int c, Scope scope) const {
 }
 
 int Placement::LargestExpert(int h) const {
-  const int per_rank = request_.experts_per_rank();
+  const int per_rank = request_->experts_per_rank();
   int e = h * per_rank;
   for (int x = e + 1; x < (h + 1) * per_rank; ++x) {
     if (left_[x] > left_[e]) e = x;
@@ -160,7 +164,7 @@ int Placement::BestFitOtherNodes(int h, int e, int64_t want) const {
   // best fit is the first eligible bin at or above `want` in (room, rank) order; failing that,
   // the roomiest eligible bin, the lowest rank among equals.
   auto eligible = [&](const Bin& b) {
-    return !request_.topology.same_node(h, b.second) && !Holds(e, b.second);
+    return !request_->topology.same_node(h, b.second) && !Holds(e, b.second);
   };
   auto it = std::lower_bound(open_other_.begin(), open_other_.end(), Bin{want, -1});
   for (; it != open_other_.end(); ++it) {
@@ -188,7 +192,7 @@ int Placement::BestFitBin(int h, int e, int64_t want, Scope scope) const {
     return std::make_tuple(!fits, fits ? cost : 0.0, fits ? spare_[c] : -spare_[c], cost);
   };
   const std::vector<int>& candidates =
-      scope == Scope::kSameNode ? request_.topology.ranks_of_node(request_.topology.node_of(h)) : cold_;
+      scope == Scope::kSameNode ? request_->topology.ranks_of_node(request_->topology.node_of(h)) : cold_;
   int best = -1;
   for (int c : candidates) {
     if (!CanHost(h, e, c, scope)) continue;
@@ -237,26 +241,26 @@ void Placement::PlaceWhole(int h) {
   AddPiece(h, e, c, surplus_[h]);
 }
 
-std::optional<Placement::Option> Placement::CoverInTwo(int h) const {
-  const Topology& topo = request_.topology;
-  const int per_rank = request_.experts_per_rank();
+std::optional<Placement::Option> Placement::CoverInTwo(int h) {
+  const Topology& topo = request_->topology;
+  const int per_rank = request_->experts_per_rank();
   const int64_t rem = surplus_[h];
   // Bins by class (0: h's node, 1: other nodes), in (room, rank) order.
-  std::vector<Bin> same;
+  same_bins_.clear();
   for (int c : topo.ranks_of_node(topo.node_of(h))) {
-    if (c != h && IsOpen(c)) same.push_back({spare_[c], c});
+    if (c != h && IsOpen(c)) same_bins_.push_back({spare_[c], c});
   }
-  std::sort(same.begin(), same.end());
-  std::vector<Bin> scratch;
+  std::sort(same_bins_.begin(), same_bins_.end());
   const std::vector<Bin>* other = &open_other_;
   if (!tree_) {
+    other_bins_.clear();
     for (int c : cold_) {
-      if (IsOpen(c) && !topo.same_node(h, c)) scratch.push_back({spare_[c], c});
+      if (IsOpen(c) && !topo.same_node(h, c)) other_bins_.push_back({spare_[c], c});
     }
-    std::sort(scratch.begin(), scratch.end());
-    other = &scratch;
+    std::sort(other_bins_.begin(), other_bins_.end());
+    other = &other_bins_;
   }
-  const std::vector<Bin>* bins[2] = {&same, other};
+  const std::vector<Bin>* bins[2] = {&same_bins_, other};
   auto in_class = [&](int cls, int c) { return cls == 0 || !topo.same_node(h, c); };
   // The tightest bin of a class with room >= need that can take expert e; `skip` already gave
   // `used` tokens to another piece of this option.
@@ -305,7 +309,7 @@ std::optional<Placement::Option> Placement::CoverInTwo(int h) const {
         for (int cls2 = 0; cls2 < 2; ++cls2) {
           const int c2 = tightest(cls2, e2, rem2, e2 == e1 ? -1 : b1, a1);
           if (c2 < 0 || (c2 == b1 && e2 == e1)) continue;
-          consider({cost_ + PieceCost(h, e1, b1) + PieceCost(h, e2, c2), 2, spare_[c2],
+          consider({cost_ + PieceCost(h, e1, b1) + PieceCost(h, e2, c2), 2, -spare_[c2],
                     {e1, b1, a1}, {e2, c2, rem2}});
         }
       }
@@ -316,7 +320,7 @@ std::optional<Placement::Option> Placement::CoverInTwo(int h) const {
 
 void Placement::SplitCover(int h) {
   GrowPieces(h, Scope::kSameNode);
-  const Topology& topo = request_.topology;
+  const Topology& topo = request_->topology;
   // The next piece inside the node: the biggest expert into the roomiest bin.
   auto next_inside = [&](int& e, int& c) {
     e = LargestExpert(h);
@@ -356,6 +360,15 @@ void Placement::BestCover(int h) {
   GrowPieces(h, Scope::kAnywhere);
   if (surplus_[h] == 0) return;
   const std::optional<Option> two = CoverInTwo(h);
+  // CoverInTwo is exact over covers of one or two pieces, so a split, which needs at least two
+  // pieces unless it finds a single one CoverInTwo weighed already, cannot beat it once it
+  // costs no more than two pieces inside the node.
+  const Topology& topo = request_->topology;
+  if (two && topo.tree_costs() && two->cost - cost_ <= 2 * topo.tree_costs()->intra) {
+    AddPiece(h, two->first.expert, two->first.rank, two->first.tokens);
+    if (two->pieces == 2) AddPiece(h, two->second.expert, two->second.rank, two->second.tokens);
+    return;
+  }
   const size_t mark = log_.size();
   SplitCover(h);
   if (two && std::make_tuple(int64_t{0}, two->cost) < std::make_tuple(surplus_[h], cost_)) {
@@ -366,13 +379,13 @@ void Placement::BestCover(int h) {
 }
 
 void Placement::CoverNode(int node) {
-  std::vector<int> hot;
-  for (int r : request_.topology.ranks_of_node(node)) {
-    if (surplus_[r] > 0) hot.push_back(r);
+  hot_.clear();
+  for (int r : request_->topology.ranks_of_node(node)) {
+    if (surplus_[r] > 0) hot_.push_back(r);
   }
-  std::stable_sort(hot.begin(), hot.end(), [&](int a, int b) { return surplus_[a] > surplus_[b]; });
-  for (int h : hot) PlaceWhole(h);
-  for (int h : hot) {
+  std::stable_sort(hot_.begin(), hot_.end(), [&](int a, int b) { return surplus_[a] > surplus_[b]; });
+  for (int h : hot_) PlaceWhole(h);
+  for (int h : hot_) {
     if (surplus_[h] > 0) BestCover(h);
   }
 }
@@ -381,16 +394,16 @@ void Placement::CoverNode(int node) {
 // The whole placement.
 
 void Placement::Reset(int64_t cap) {
-  const int R = request_.ranks();
+  const int R = request_->ranks();
   surplus_.assign(static_cast<size_t>(R), 0);
   spare_.assign(static_cast<size_t>(R), 0);
   for (int r = 0; r < R; ++r) {
-    const int64_t l = sums_.rank_loads[r];
+    const int64_t l = sums_->rank_loads[r];
     if (l > cap) surplus_[r] = l - cap;
     if (l < cap) spare_[r] = cap - l;
   }
-  left_ = sums_.expert_totals;
-  slots_.assign(static_cast<size_t>(R), request_.slots_per_rank);
+  left_ = sums_->expert_totals;
+  slots_.assign(static_cast<size_t>(R), request_->slots_per_rank);
   cost_ = 0;
   pieces_.clear();
   for (auto& v : pieces_of_home_) v.clear();
@@ -407,10 +420,8 @@ void Placement::Reset(int64_t cap) {
 }
 
 void Placement::UseResident() {
-  std::vector<Replica> resident = request_.resident;
-  std::sort(resident.begin(), resident.end());
-  for (const Replica& r : resident) {
-    const int h = request_.home_of(r.expert);
+  for (const Replica& r : resident_) {
+    const int h = request_->home_of(r.expert);
     const int64_t amount = std::min({surplus_[h], spare_[r.rank], left_[r.expert]});
     if (amount <= 0 || slots_[r.rank] == 0) continue;
     AddPiece(h, r.expert, r.rank, amount);
@@ -418,8 +429,8 @@ void Placement::UseResident() {
 }
 
 std::vector<int> Placement::NodeOrder() {
-  const Topology& topo = request_.topology;
-  const int R = request_.ranks();
+  const Topology& topo = request_->topology;
+  const int R = request_->ranks();
   exports_.assign(static_cast<size_t>(topo.nodes()), 0);
   if (tree_) {
     for (const TransportFlow& f : SolveTreeTransport(topo, *topo.tree_costs(), surplus_, spare_).flows) {
@@ -458,13 +469,15 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces) {
   const size_t base = log_.size();
   bool have_best = false;
   std::tuple<int64_t, double> best_key;
+  const bool any_exporter = std::any_of(exports_.begin(), exports_.end(), [](int64_t x) { return x > 0; });
   for (bool exporters_first : {false, true}) {
+    if (exporters_first && !any_exporter) break;  // the same order again
     std::vector<int> nodes = order;
     if (exporters_first) {
       std::stable_partition(nodes.begin(), nodes.end(), [&](int n) { return exports_[n] > 0; });
     }
     for (int node : nodes) CoverNode(node);
-    for (int h = 0; h < request_.ranks(); ++h) {
+    for (int h = 0; h < request_->ranks(); ++h) {
       if (surplus_[h] > 0) CoverRank(h, Scope::kAnywhere);
     }
     const std::tuple<int64_t, double> key{std::accumulate(surplus_.begin(), surplus_.end(), int64_t{0}), cost_};

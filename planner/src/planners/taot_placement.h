@@ -41,7 +41,9 @@ using Piece = GuestShare;
 // kept sorted by room, so a best-fit query is a binary search.
 class Placement {
  public:
-  Placement(const PlanRequest& request, const LoadSums& sums);
+  // Binds the placement to one request (the references must outlive the Place calls); buffers
+  // are kept between requests, so a planner that reuses one Placement allocates little.
+  void Prepare(const PlanRequest& request, const LoadSums& sums);
   // Fills `pieces` and returns true when every rank ends at or under `cap`.
   bool Place(int64_t cap, std::vector<Piece>& pieces);
 
@@ -50,7 +52,10 @@ class Placement {
   struct Option {
     double cost = 0;
     int pieces = 0;
-    int64_t tightness = 0;  // room of the best-fit bin: smaller is a tighter fit
+    // Tie-break between options of equal cost and size, smaller first: the room of the bin a
+    // single piece fits tightest; for two pieces, minus the room of the second bin (two roomy
+    // bins beat a roomy and a tight one: measured over the frontier cases).
+    int64_t tightness = 0;
     Piece first, second;
   };
   struct Undo {
@@ -71,7 +76,7 @@ class Placement {
   void PlaceWhole(int h);
   // The cheaper of CoverInTwo and SplitCover (or CoverRank from other nodes).
   void BestCover(int h);
-  std::optional<Option> CoverInTwo(int h) const;
+  std::optional<Option> CoverInTwo(int h);
   // j pieces inside the node, then the rest from other nodes, for the cheapest j. Returns the
   // resulting (surplus, cost) and leaves that cover applied.
   void SplitCover(int h);
@@ -97,10 +102,10 @@ class Placement {
   void Rollback(size_t mark);
   void Reindex(int c, int64_t old_spare, int old_slots);
 
-  const PlanRequest& request_;
-  const LoadSums& sums_;
-  const bool tree_;
-  std::vector<char> resident_;  // expert * R + rank
+  const PlanRequest* request_ = nullptr;
+  const LoadSums* sums_ = nullptr;
+  bool tree_ = false;
+  std::vector<Replica> resident_;  // sorted
   std::vector<int> cold_;       // ranks with room under the cap, in rank order
   std::vector<int64_t> exports_;
 
@@ -112,6 +117,8 @@ class Placement {
   std::vector<std::vector<int>> guests_of_;       // guest ranks per expert
   std::vector<Bin> open_other_;                   // open bins, sorted (tree topologies only)
   std::vector<Undo> log_;
+  std::vector<Bin> same_bins_, other_bins_;  // CoverInTwo's scratch
+  std::vector<int> hot_;                     // CoverNode's scratch
 };
 
 }  // namespace taot::planners

@@ -9,13 +9,22 @@
 
 namespace taot::planners {
 
-// Adds the replicas of `shares` to the plan, and for every expert splits its tokens between
-// its home and its guests (each guest computing exactly its share) so that the dispatch cost is
+// Adds the replicas of `shares` to a plan, and for every expert splits its tokens between its
+// home and its guests (each guest computing exactly its share) so that the dispatch cost is
 // minimal: each token pays the topology's cost from its source rank to the rank that computes
 // it (0 when that is the source itself). Per expert this is a transport problem from sources
-// to the home and the guests, solved exactly (SolveTreeTransport on a two-level topology,
-// SolveMinCostTransport otherwise), in whole tokens.
-void AppendCheapestSplit(const PlanRequest& request, const std::vector<int64_t>& expert_totals,
-                         const std::vector<GuestShare>& shares, Plan& plan);
+// to the home and the guests, solved exactly in whole tokens (MatchOnTree on a two-level
+// topology, SolveMinCostTransport otherwise). Keeps its buffers between calls.
+class CheapestSplit {
+ public:
+  void Append(const PlanRequest& request, const std::vector<int64_t>& expert_totals,
+              std::vector<GuestShare> shares, Plan& plan);
+
+ private:
+  void SplitExpert(const PlanRequest& request, int expert, Plan& plan);
+
+  std::vector<int64_t> supply_, demand_;
+  std::vector<int> demand_ranks_;  // the expert's home and guests, in (node, rank) order
+};
 
 }  // namespace taot::planners

@@ -47,6 +47,8 @@ class Topology {
   const std::vector<int>& node_of_rank() const { return node_of_rank_; }
   // Ranks of node n in increasing order.
   const std::vector<int>& ranks_of_node(int n) const { return ranks_of_node_[n]; }
+  // 0, 1, ..., ranks() - 1.
+  const std::vector<int>& all_ranks() const { return all_ranks_; }
 
   // Cost of moving one expert's weights from rank `from` to rank `to`.
   double cost(int from, int to) const { return cost_[static_cast<size_t>(from) * ranks() + to]; }
@@ -62,6 +64,7 @@ class Topology {
 
   std::vector<int> node_of_rank_;
   std::vector<std::vector<int>> ranks_of_node_;
+  std::vector<int> all_ranks_;
   std::vector<double> cost_;
   int nodes_ = 0;
   bool symmetric_ = true;

@@ -1,6 +1,7 @@
 // Exact optimal transport on a two-level tree metric, with no LP.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 
@@ -15,10 +16,47 @@ namespace taot {
 // On a tree metric the cost of a transport plan is the sum over tree edges of the flow through
 // them; the flow out of any subtree is at least its unmatched surplus, and matching greedily
 // bottom-up (same rank, then same node, then across nodes) meets that bound on every edge at
-// once, so it is optimal. Runs in O(R) after the caller's arrays; flows come out in a fixed
-// order (by level, then rank), so the result is deterministic.
+// once, so it is optimal. Runs in O(R); flows come out in a fixed order (by level, then rank),
+// so the result is deterministic.
 TransportPlan SolveTreeTransport(const Topology& topology, const TreeCosts& costs,
                                  std::span<const int64_t> supply,
                                  std::span<const int64_t> demand);
+
+// The same matching for hot loops: no allocation, `supply` and `demand` are consumed in place,
+// and each flow goes to emit(from, to, amount). `demand_ranks` lists every rank with demand,
+// grouped by node (e.g. in (node, rank) order); the work is O(|demand_ranks| plus the ranks of
+// their nodes plus R), so a few demands (an expert's home and guests) cost one pass over R.
+template <typename Emit>
+void MatchOnTree(const Topology& topology, std::span<int64_t> supply, std::span<int64_t> demand,
+                 std::span<const int> demand_ranks, Emit&& emit) {
+  auto move = [&](int s, int d) {
+    const int64_t amount = std::min(supply[s], demand[d]);
+    supply[s] -= amount;
+    demand[d] -= amount;
+    emit(s, d, amount);
+  };
+  // Fills the demands of `demands` from the supplies of `supplies`, both in order.
+  auto match = [&](auto s, auto s_end, auto d, auto d_end) {
+    while (true) {
+      while (s != s_end && supply[*s] == 0) ++s;
+      while (d != d_end && demand[*d] == 0) ++d;
+      if (s == s_end || d == d_end) return;
+      move(*s, *d);
+    }
+  };
+  for (int d : demand_ranks) {
+    if (supply[d] > 0 && demand[d] > 0) move(d, d);
+  }
+  for (auto run = demand_ranks.begin(); run != demand_ranks.end();) {
+    const int node = topology.node_of(*run);
+    auto run_end = run;
+    while (run_end != demand_ranks.end() && topology.node_of(*run_end) == node) ++run_end;
+    const std::vector<int>& local = topology.ranks_of_node(node);
+    match(local.begin(), local.end(), run, run_end);
+    run = run_end;
+  }
+  const std::vector<int>& all = topology.all_ranks();
+  match(all.begin(), all.end(), demand_ranks.begin(), demand_ranks.end());
+}
 
 }  // namespace taot

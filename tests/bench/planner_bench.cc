@@ -1,0 +1,55 @@
+// Plan latency of every planner on generated cases (google-benchmark; not a test).
+//   build/tests/bench/planner_bench --benchmark_filter='taot/'
+// Cases: EP16/E128, EP32/E128, EP64/E256, EP256/E1024, K = 2, 70% initial imbalance, seed 1;
+// the same case object is planned again and again (the planner keeps no state between calls
+// that changes its result). Compare planners within one run: the machine is noisy.
+#include <benchmark/benchmark.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include "taot/planner/registry.h"
+#include "taot/sim/case_generator.h"
+
+namespace {
+
+const taot::PlanRequest& Case(int ranks, int experts) {
+  static std::map<std::pair<int, int>, taot::PlanRequest> cache;
+  auto it = cache.find({ranks, experts});
+  if (it == cache.end()) {
+    taot::sim::CaseOptions o;
+    o.ranks = ranks;
+    o.experts = experts;
+    o.imbalance = 0.7;
+    o.seed = 1;
+    it = cache.emplace(std::make_pair(ranks, experts), taot::sim::GenerateCase(o).value().request).first;
+  }
+  return it->second;
+}
+
+void BM_Plan(benchmark::State& state, const std::string& planner, int ranks, int experts) {
+  const taot::PlanRequest& request = Case(ranks, experts);
+  std::unique_ptr<taot::Planner> p = taot::PlannerRegistry::BuiltIn().Create(planner).value();
+  for (auto _ : state) {
+    auto plan = p->MakePlan(request);
+    benchmark::DoNotOptimize(plan);
+  }
+  state.SetLabel("EP" + std::to_string(ranks) + "/E" + std::to_string(experts));
+}
+
+const int kRegistered = [] {
+  for (const std::string& name : taot::PlannerRegistry::BuiltIn().names()) {
+    for (auto [r, e] : {std::pair{16, 128}, {32, 128}, {64, 256}, {256, 1024}}) {
+      benchmark::RegisterBenchmark((name + "/EP" + std::to_string(r) + "/E" + std::to_string(e)).c_str(),
+                                   BM_Plan, name, r, e)
+          ->Unit(benchmark::kMicrosecond);
+    }
+  }
+  return 0;
+}();
+
+}  // namespace
+
+BENCHMARK_MAIN();
