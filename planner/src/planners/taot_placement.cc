@@ -25,97 +25,72 @@ void Placement::Prepare(const PlanRequest& request, const LoadSums& sums) {
 void Placement::Reindex(int c, int64_t old_spare, int old_slots) {
   if (!tree_) return;
   const bool was_open = old_spare > 0 && old_slots > 0;
-  if (was_open) {
-    auto it = std::lower_bound(open_other_.begin(), open_other_.end(), Bin{old_spare, c});
-    open_other_.erase(it);
-  }
-  if (IsOpen(c)) {
-    const Bin now{spare_[c], c};
+  const bool is_open = IsOpen(c);
+  if (!was_open && !is_open) return;
+  const Bin now{spare_[c], c};
+  if (!was_open) {
     open_other_.insert(std::lower_bound(open_other_.begin(), open_other_.end(), now), now);
+    return;
+  }
+  const auto old_at = std::lower_bound(open_other_.begin(), open_other_.end(), Bin{old_spare, c});
+  if (!is_open) {
+    open_other_.erase(old_at);
+    return;
+  }
+  // Move the entry to its new place, shifting only the entries in between.
+  if (now < *old_at) {
+    const auto new_at = std::lower_bound(open_other_.begin(), old_at, now);
+    std::rotate(new_at, old_at, old_at + 1);
+    *new_at = now;
+  } else {
+    const auto new_at = std::lower_bound(old_at + 1, open_other_.end(), now);
+    std::rotate(old_at, old_at + 1, new_at);
+    *(new_at - 1) = now;
   }
 }
 
-void Placement::SetSurplus(int r, int64_t v) {
-  log_.push_back({Undo::kSurplus, r, surplus_[r], 0});
-  surplus_[r] = v;
-}
-
-void Placement::SetSpare(int r, int64_t v) {
-  log_.push_back({Undo::kSpare, r, spare_[r], 0});
-  const int64_t old = spare_[r];
-  spare_[r] = v;
-  Reindex(r, old, slots_[r]);
-}
-
-void Placement::SetSlots(int r, int64_t v) {
-  log_.push_back({Undo::kSlots, r, slots_[r], 0});
-  const int old = slots_[r];
-  slots_[r] = static_cast<int>(v);
-  Reindex(r, spare_[r], old);
-}
-
-void Placement::SetLeft(int e, int64_t v) {
-  log_.push_back({Undo::kLeft, e, left_[e], 0});
-  left_[e] = v;
-}
-
-void Placement::SetTokens(int piece, int64_t v) {
-  log_.push_back({Undo::kTokens, piece, pieces_[piece].tokens, 0});
-  pieces_[piece].tokens = v;
-}
-
-void Placement::AddCost(double d) {
-  log_.push_back({Undo::kCost, 0, 0, cost_});
-  cost_ += d;
+void Placement::Shift(int h, int e, int c, int64_t amount, int slots) {
+  const int64_t old_spare = spare_[c];
+  const int old_slots = slots_[c];
+  surplus_[h] -= amount;
+  left_[e] -= amount;
+  spare_[c] -= amount;
+  slots_[c] -= slots;
+  Reindex(c, old_spare, old_slots);
 }
 
 void Placement::AddPiece(int h, int e, int c, int64_t amount) {
-  AddCost(PieceCost(h, e, c));
-  log_.push_back({Undo::kPush, h, 0, 0});
+  log_.push_back({Undo::kAdd, h, amount, cost_});
+  cost_ += PieceCost(h, e, c);
   pieces_of_home_[h].push_back(static_cast<int>(pieces_.size()));
   guests_of_[e].push_back(c);
   pieces_.push_back({e, c, amount});
-  SetSurplus(h, surplus_[h] - amount);
-  SetLeft(e, left_[e] - amount);
-  SetSpare(c, spare_[c] - amount);
-  SetSlots(c, slots_[c] - 1);
+  Shift(h, e, c, amount, 1);
+}
+
+void Placement::GrowPiece(int h, int piece, int64_t amount) {
+  log_.push_back({Undo::kGrow, piece, amount, cost_});
+  Piece& p = pieces_[piece];
+  p.tokens += amount;
+  Shift(h, p.expert, p.rank, amount, 0);
 }
 
 void Placement::Rollback(size_t mark) {
   while (log_.size() > mark) {
     const Undo u = log_.back();
     log_.pop_back();
-    switch (u.kind) {
-      case Undo::kSurplus:
-        surplus_[u.index] = u.old_int;
-        break;
-      case Undo::kSpare: {
-        const int64_t now = spare_[u.index];
-        spare_[u.index] = u.old_int;
-        Reindex(u.index, now, slots_[u.index]);
-        break;
-      }
-      case Undo::kSlots: {
-        const int now = slots_[u.index];
-        slots_[u.index] = static_cast<int>(u.old_int);
-        Reindex(u.index, spare_[u.index], now);
-        break;
-      }
-      case Undo::kLeft:
-        left_[u.index] = u.old_int;
-        break;
-      case Undo::kCost:
-        cost_ = u.old_cost;
-        break;
-      case Undo::kTokens:
-        pieces_[u.index].tokens = u.old_int;
-        break;
-      case Undo::kPush:
-        guests_of_[pieces_.back().expert].pop_back();
-        pieces_of_home_[u.index].pop_back();
-        pieces_.pop_back();
-        break;
+    if (u.kind == Undo::kAdd) {
+      const Piece p = pieces_.back();
+      guests_of_[p.expert].pop_back();
+      pieces_of_home_[u.index].pop_back();
+      pieces_.pop_back();
+      Shift(u.index, p.expert, p.rank, -p.tokens, -1);
+    } else {
+      Piece& p = pieces_[u.index];
+      p.tokens -= u.amount;
+      Shift(request_->home_of(p.expert), p.expert, p.rank, -u.amount, 0);
     }
+    cost_ = u.old_cost;
   }
 }
 
@@ -205,17 +180,12 @@ int Placement::BestFitBin(int h, int e, int64_t want, Scope scope) const {
 // Covers.
 
 void Placement::GrowPieces(int h, Scope scope) {
-  // Indices, not references: pieces_ does not grow here, but SetTokens logs by index anyway.
   for (int i : pieces_of_home_[h]) {
     if (surplus_[h] == 0) return;
     const Piece& p = pieces_[i];
     if (!InScope(h, p.rank, scope)) continue;
     const int64_t add = std::min({surplus_[h], left_[p.expert], spare_[p.rank]});
-    if (add == 0) continue;
-    SetTokens(i, p.tokens + add);
-    SetSurplus(h, surplus_[h] - add);
-    SetLeft(p.expert, left_[p.expert] - add);
-    SetSpare(p.rank, spare_[p.rank] - add);
+    if (add > 0) GrowPiece(h, i, add);
   }
 }
 

@@ -58,10 +58,12 @@ class Placement {
     int64_t tightness = 0;
     Piece first, second;
   };
+  // One entry per change: a piece added (index = its home rank) or grown (index = the piece);
+  // what it moved is enough to undo it.
   struct Undo {
-    enum Kind : uint8_t { kSurplus, kSpare, kSlots, kLeft, kCost, kPush, kTokens } kind;
+    enum Kind : uint8_t { kAdd, kGrow } kind;
     int index;
-    int64_t old_int;
+    int64_t amount;
     double old_cost;
   };
   using Bin = std::pair<int64_t, int>;  // (room, rank)
@@ -93,13 +95,10 @@ class Placement {
 
   // Every change of state goes through these, so Rollback can undo it.
   void AddPiece(int h, int e, int c, int64_t amount);
-  void SetSurplus(int r, int64_t v);
-  void SetSpare(int r, int64_t v);
-  void SetSlots(int r, int64_t v);
-  void SetLeft(int e, int64_t v);
-  void SetTokens(int piece, int64_t v);
-  void AddCost(double d);
+  void GrowPiece(int h, int piece, int64_t amount);
   void Rollback(size_t mark);
+  // Moves `amount` tokens of e from h to c and takes `slots` slots of c (negative to undo).
+  void Shift(int h, int e, int c, int64_t amount, int slots);
   void Reindex(int c, int64_t old_spare, int old_slots);
 
   const PlanRequest* request_ = nullptr;

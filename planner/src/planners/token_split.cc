@@ -20,8 +20,9 @@ void CheapestSplit::SplitExpert(const PlanRequest& request, int expert, Plan& pl
     std::sort(demand_ranks_.begin(), demand_ranks_.end(), [&](int a, int b) {
       return std::make_pair(topo.node_of(a), a) < std::make_pair(topo.node_of(b), b);
     });
-    // Supply and demand balance (both are the expert's total), so both end at zero.
-    MatchOnTree(topo, supply_, demand_, demand_ranks_, emit);
+    // Supply and demand balance (both are the expert's total): the home takes what the guests
+    // leave. Supplies the scan did not reach are overwritten for the next expert.
+    MatchOnTree(topo, supply_, demand_, demand_ranks_, emit, home);
     return;
   }
   std::vector<double> cost(static_cast<size_t>(R) * R);

@@ -26,9 +26,12 @@ TransportPlan SolveTreeTransport(const Topology& topology, const TreeCosts& cost
 // and each flow goes to emit(from, to, amount). `demand_ranks` lists every rank with demand,
 // grouped by node (e.g. in (node, rank) order); the work is O(|demand_ranks| plus the ranks of
 // their nodes plus R), so a few demands (an expert's home and guests) cost one pass over R.
+// A `sink` rank (optional) takes whatever is left after the node level, without flows: when
+// supply and demand balance and only the other ranks' flows matter, the cross-node pass then
+// stops as soon as they are served.
 template <typename Emit>
 void MatchOnTree(const Topology& topology, std::span<int64_t> supply, std::span<int64_t> demand,
-                 std::span<const int> demand_ranks, Emit&& emit) {
+                 std::span<const int> demand_ranks, Emit&& emit, int sink = -1) {
   auto move = [&](int s, int d) {
     const int64_t amount = std::min(supply[s], demand[d]);
     supply[s] -= amount;
@@ -55,6 +58,7 @@ void MatchOnTree(const Topology& topology, std::span<int64_t> supply, std::span<
     match(local.begin(), local.end(), run, run_end);
     run = run_end;
   }
+  if (sink >= 0) demand[sink] = 0;
   const std::vector<int>& all = topology.all_ranks();
   match(all.begin(), all.end(), demand_ranks.begin(), demand_ranks.end());
 }
