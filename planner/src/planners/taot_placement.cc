@@ -330,11 +330,12 @@ void Placement::BestCover(int h) {
   GrowPieces(h, Scope::kAnywhere);
   if (surplus_[h] == 0) return;
   const std::optional<Option> two = CoverInTwo(h);
-  // CoverInTwo is exact over covers of one or two pieces, so a split, which needs at least two
-  // pieces unless it finds a single one CoverInTwo weighed already, cannot beat it once it
-  // costs no more than two pieces inside the node.
+  // CoverInTwo is exact over covers of one or two pieces (over the bins that matter), and a
+  // split of three or more pieces costs at least three intra-node pieces, so the split cannot
+  // win once CoverInTwo costs no more than that (ties went to the split before; measured over
+  // the frontier cases, taking CoverInTwo loses nothing and saves the split's trials).
   const Topology& topo = request_->topology;
-  if (two && topo.tree_costs() && two->cost - cost_ <= 2 * topo.tree_costs()->intra) {
+  if (two && topo.tree_costs() && two->cost - cost_ <= 3 * topo.tree_costs()->intra) {
     AddPiece(h, two->first.expert, two->first.rank, two->first.tokens);
     if (two->pieces == 2) AddPiece(h, two->second.expert, two->second.rank, two->second.tokens);
     return;
