@@ -7,10 +7,16 @@ namespace taot {
 
 std::vector<int64_t> ExpertTotals(const PlanRequest& request) {
   const size_t E = static_cast<size_t>(request.experts);
+  const int S = request.load.sources();
   std::vector<int64_t> totals(E, 0);
   int64_t* __restrict out = totals.data();
   const int64_t* in = request.load.data().data();
-  for (int s = 0; s < request.load.sources(); ++s, in += E) {
+  // Four rows per pass over `totals`: a quarter of the loads and stores of the accumulator.
+  int s = 0;
+  for (; s + 4 <= S; s += 4, in += 4 * E) {
+    for (size_t e = 0; e < E; ++e) out[e] += (in[e] + in[E + e]) + (in[2 * E + e] + in[3 * E + e]);
+  }
+  for (; s < S; ++s, in += E) {
     for (size_t e = 0; e < E; ++e) out[e] += in[e];
   }
   return totals;

@@ -1,6 +1,7 @@
 #include "planners/taot_placement.h"
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 #include <tuple>
 
@@ -258,16 +259,17 @@ std::optional<Placement::Option> Placement::CoverInTwo(int h) {
       best = o;
     }
   };
-  for (int e = h * per_rank; e < (h + 1) * per_rank; ++e) {
-    if (left_[e] < rem) continue;
-    for (int cls = 0; cls < 2; ++cls) {
+  auto one_piece = [&](int cls) {
+    for (int e = h * per_rank; e < (h + 1) * per_rank; ++e) {
+      if (left_[e] < rem) continue;
       const int c = tightest(cls, e, rem, -1, 0);
       if (c >= 0) consider({cost_ + PieceCost(h, e, c), 1, spare_[c], {e, c, rem}, {}});
     }
-  }
-  for (int cls1 = 0; cls1 < 2; ++cls1) {
+  };
+  // The first piece fills the roomiest bin of class cls1, the second fits tightest in cls2.
+  auto two_pieces = [&](int cls1, int cls2) {
     const int b1 = roomiest(cls1);
-    if (b1 < 0) continue;
+    if (b1 < 0) return;
     for (int e1 = h * per_rank; e1 < (h + 1) * per_rank; ++e1) {
       if (left_[e1] == 0 || Holds(e1, b1)) continue;
       const int64_t a1 = std::min({left_[e1], spare_[b1], rem});
@@ -276,13 +278,36 @@ std::optional<Placement::Option> Placement::CoverInTwo(int h) {
       for (int e2 = h * per_rank; e2 < (h + 1) * per_rank; ++e2) {
         const int64_t left2 = left_[e2] - (e2 == e1 ? a1 : 0);
         if (left2 < rem2) continue;
-        for (int cls2 = 0; cls2 < 2; ++cls2) {
-          const int c2 = tightest(cls2, e2, rem2, e2 == e1 ? -1 : b1, a1);
-          if (c2 < 0 || (c2 == b1 && e2 == e1)) continue;
-          consider({cost_ + PieceCost(h, e1, b1) + PieceCost(h, e2, c2), 2, -spare_[c2],
-                    {e1, b1, a1}, {e2, c2, rem2}});
-        }
+        const int c2 = tightest(cls2, e2, rem2, e2 == e1 ? -1 : b1, a1);
+        if (c2 < 0 || (c2 == b1 && e2 == e1)) continue;
+        consider({cost_ + PieceCost(h, e1, b1) + PieceCost(h, e2, c2), 2, -spare_[c2],
+                  {e1, b1, a1}, {e2, c2, rem2}});
       }
+    }
+  };
+  struct Shape {
+    int cls1, cls2;  // cls2 < 0: one piece
+    double cost;
+    int pieces;
+  };
+  std::array<Shape, 6> shapes{{{0, -1, 0, 1}, {1, -1, 0, 1}, {0, 0, 0, 2}, {0, 1, 0, 2}, {1, 0, 0, 2}, {1, 1, 0, 2}}};
+  if (tree_) {
+    // Every bin of a class costs the same, so shapes can go cheapest first and stop at the
+    // first shape that covers h (and the shapes that tie with it).
+    const double unit[2] = {topo.tree_costs()->intra, topo.tree_costs()->inter};
+    for (Shape& sh : shapes) sh.cost = unit[sh.cls1] + (sh.cls2 < 0 ? 0.0 : unit[sh.cls2]);
+    std::stable_sort(shapes.begin(), shapes.end(), [](const Shape& a, const Shape& b) {
+      return std::make_pair(a.cost, a.pieces) < std::make_pair(b.cost, b.pieces);
+    });
+  }
+  for (const Shape& sh : shapes) {
+    if (tree_ && best && std::make_pair(cost_ + sh.cost, sh.pieces) > std::make_pair(best->cost, best->pieces)) {
+      break;
+    }
+    if (sh.cls2 < 0) {
+      one_piece(sh.cls1);
+    } else {
+      two_pieces(sh.cls1, sh.cls2);
     }
   }
   return best;
