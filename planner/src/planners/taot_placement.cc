@@ -313,39 +313,176 @@ std::optional<Placement::Option> Placement::CoverInTwo(int h) {
   return best;
 }
 
-void Placement::SplitCover(int h) {
-  GrowPieces(h, Scope::kSameNode);
-  const Topology& topo = request_->topology;
-  // The next piece inside the node: the biggest expert into the roomiest bin.
-  auto next_inside = [&](int& e, int& c) {
-    e = LargestExpert(h);
-    if (e < 0) return false;
-    c = -1;
-    for (int x : topo.ranks_of_node(topo.node_of(h))) {
-      if (CanHost(h, e, x, Scope::kSameNode) && (c < 0 || spare_[x] > spare_[c])) c = x;
+// ---------------------------------------------------------------------------------------------
+// Sketches: what a cover of h would change, tried without changing the state.
+
+int64_t Placement::Sketch::Used(int c) const {
+  int64_t used = 0;
+  for (const Touch& t : touches) used += t.bin == c ? t.amount : 0;
+  return used;
+}
+
+int Placement::Sketch::NewPieces(int c) const {
+  int n = 0;
+  for (const Touch& t : touches) n += t.bin == c && t.new_piece;
+  return n;
+}
+
+int64_t Placement::Sketch::Taken(int e) const {
+  int64_t taken = 0;
+  for (const Touch& t : touches) taken += t.expert == e ? t.amount : 0;
+  return taken;
+}
+
+bool Placement::Sketch::Placed(int e, int c) const {
+  for (const Touch& t : touches) {
+    if (t.new_piece && t.expert == e && t.bin == c) return true;
+  }
+  return false;
+}
+
+void Placement::Sketch::Add(int e, int c, int64_t amount, bool new_piece, double piece_cost) {
+  touches.push_back({e, c, amount, new_piece});
+  rem -= amount;
+  cost += piece_cost;
+}
+
+int64_t Placement::SketchRoom(const Sketch& sk, int c) const { return spare_[c] - sk.Used(c); }
+
+bool Placement::SketchCanHost(const Sketch& sk, int e, int c) const {
+  return c != sk.h && SketchRoom(sk, c) > 0 && slots_[c] - sk.NewPieces(c) > 0 && !Holds(e, c) &&
+         !sk.Placed(e, c);
+}
+
+int Placement::SketchLargestExpert(const Sketch& sk) const {
+  const int per_rank = request_->experts_per_rank();
+  int best = -1;
+  int64_t best_left = 0;
+  for (int e = sk.h * per_rank; e < (sk.h + 1) * per_rank; ++e) {
+    const int64_t left = left_[e] - sk.Taken(e);
+    if (left > best_left) {
+      best = e;
+      best_left = left;
     }
-    return c >= 0;
+  }
+  return best;
+}
+
+int Placement::SketchBestFitOther(const Sketch& sk, int e, int64_t want) const {
+  const Topology& topo = request_->topology;
+  // A bin the sketch touched has less room than its place in open_other_ says, so those few are
+  // weighed apart from the untouched ones, which the sorted index answers as usual.
+  auto untouched = [&](int c) { return sk.Used(c) == 0 && sk.NewPieces(c) == 0; };
+  auto eligible = [&](int c) { return !topo.same_node(sk.h, c) && SketchCanHost(sk, e, c); };
+  int fit = -1, roomy = -1;
+  auto better_fit = [&](int c) {
+    return fit < 0 || std::make_pair(SketchRoom(sk, c), c) < std::make_pair(SketchRoom(sk, fit), fit);
   };
-  const size_t start = log_.size();
+  auto roomier = [&](int c) {
+    return roomy < 0 || SketchRoom(sk, c) > SketchRoom(sk, roomy) ||
+           (SketchRoom(sk, c) == SketchRoom(sk, roomy) && c < roomy);
+  };
+  if (tree_) {
+    for (auto it = std::lower_bound(open_other_.begin(), open_other_.end(), Bin{want, -1});
+         it != open_other_.end(); ++it) {
+      if (untouched(it->second) && eligible(it->second)) {
+        fit = it->second;
+        break;
+      }
+    }
+    for (const Touch& t : sk.touches) {
+      if (eligible(t.bin) && SketchRoom(sk, t.bin) >= want && better_fit(t.bin)) fit = t.bin;
+    }
+    if (fit >= 0) return fit;
+    for (auto it = open_other_.rbegin(); it != open_other_.rend(); ++it) {
+      if (roomy >= 0 && it->first < SketchRoom(sk, roomy)) break;
+      if (untouched(it->second) && eligible(it->second) && roomier(it->second)) roomy = it->second;
+    }
+    for (const Touch& t : sk.touches) {
+      if (eligible(t.bin) && roomier(t.bin)) roomy = t.bin;
+    }
+    return roomy;
+  }
+  // A general matrix: BestFitBin's key over every bin, with the sketch's room.
+  int best = -1;
+  auto key = [&](int c) {
+    const int64_t room = SketchRoom(sk, c);
+    const bool fits = room >= want;
+    const double cost = PieceCost(sk.h, e, c);
+    return std::make_tuple(!fits, fits ? cost : 0.0, fits ? room : -room, cost);
+  };
+  for (int c : cold_) {
+    if (eligible(c) && (best < 0 || key(c) < key(best))) best = c;
+  }
+  return best;
+}
+
+void Placement::SketchCoverOtherNodes(Sketch& sk) const {
+  const Topology& topo = request_->topology;
+  for (int i : pieces_of_home_[sk.h]) {
+    if (sk.rem == 0) break;
+    const Piece& p = pieces_[i];
+    if (topo.same_node(sk.h, p.rank)) continue;
+    const int64_t add = std::min({sk.rem, left_[p.expert] - sk.Taken(p.expert), SketchRoom(sk, p.rank)});
+    if (add > 0) sk.Add(p.expert, p.rank, add, false, 0.0);
+  }
+  while (sk.rem > 0) {
+    const int e = SketchLargestExpert(sk);
+    if (e < 0) return;
+    const int64_t want = std::min(sk.rem, left_[e] - sk.Taken(e));
+    const int c = SketchBestFitOther(sk, e, want);
+    if (c < 0) return;
+    sk.Add(e, c, std::min(want, SketchRoom(sk, c)), true, PieceCost(sk.h, e, c));
+  }
+}
+
+bool Placement::NextInside(const Sketch& sk, int& e, int& c) const {
+  const Topology& topo = request_->topology;
+  e = SketchLargestExpert(sk);
+  if (e < 0) return false;
+  c = -1;
+  for (int x : topo.ranks_of_node(topo.node_of(sk.h))) {
+    if (SketchCanHost(sk, e, x) && (c < 0 || SketchRoom(sk, x) > SketchRoom(sk, c))) c = x;
+  }
+  return c >= 0;
+}
+
+int Placement::PlanSplit(int h, std::tuple<int64_t, double>& best_key) {
+  Sketch& sk = sketch_;
+  sk.h = h;
+  sk.rem = surplus_[h];
+  sk.cost = 0;
+  sk.touches.clear();
   int best_j = 0;
-  std::tuple<int64_t, double> best_key;
   for (int j = 0;; ++j) {
-    const size_t mark = log_.size();
-    if (surplus_[h] > 0) CoverRank(h, Scope::kOtherNodes);
-    const std::tuple<int64_t, double> key{surplus_[h], cost_};
+    const size_t touched = sk.touches.size();
+    const int64_t rem = sk.rem;
+    const double cost = sk.cost;
+    if (sk.rem > 0) SketchCoverOtherNodes(sk);
+    const std::tuple<int64_t, double> key{sk.rem, cost_ + sk.cost};
     if (j == 0 || key < best_key) {
       best_key = key;
       best_j = j;
     }
-    Rollback(mark);
+    sk.touches.resize(touched);
+    sk.rem = rem;
+    sk.cost = cost;
     int e = -1, c = -1;
-    if (surplus_[h] == 0 || !next_inside(e, c)) break;
-    AddPiece(h, e, c, std::min({surplus_[h], left_[e], spare_[c]}));
+    if (sk.rem == 0 || !NextInside(sk, e, c)) break;
+    sk.Add(e, c, std::min({sk.rem, left_[e] - sk.Taken(e), SketchRoom(sk, c)}), true, PieceCost(h, e, c));
   }
-  Rollback(start);
-  for (int j = 0; j < best_j; ++j) {
+  return best_j;
+}
+
+void Placement::ApplySplit(int h, int inside) {
+  Sketch& sk = sketch_;
+  sk.h = h;
+  sk.rem = surplus_[h];
+  sk.cost = 0;
+  sk.touches.clear();
+  for (int j = 0; j < inside; ++j) {
     int e = -1, c = -1;
-    next_inside(e, c);
+    NextInside(sk, e, c);
     AddPiece(h, e, c, std::min({surplus_[h], left_[e], spare_[c]}));
   }
   if (surplus_[h] > 0) CoverRank(h, Scope::kOtherNodes);
@@ -355,22 +492,25 @@ void Placement::BestCover(int h) {
   GrowPieces(h, Scope::kAnywhere);
   if (surplus_[h] == 0) return;
   const std::optional<Option> two = CoverInTwo(h);
+  auto apply_two = [&] {
+    AddPiece(h, two->first.expert, two->first.rank, two->first.tokens);
+    if (two->pieces == 2) AddPiece(h, two->second.expert, two->second.rank, two->second.tokens);
+  };
   // CoverInTwo is exact over covers of one or two pieces (over the bins that matter), and a
   // split of three or more pieces costs at least three intra-node pieces, so the split cannot
   // win once CoverInTwo costs no more than that (ties went to the split before; measured over
   // the frontier cases, taking CoverInTwo loses nothing and saves the split's trials).
   const Topology& topo = request_->topology;
   if (two && topo.tree_costs() && two->cost - cost_ <= 3 * topo.tree_costs()->intra) {
-    AddPiece(h, two->first.expert, two->first.rank, two->first.tokens);
-    if (two->pieces == 2) AddPiece(h, two->second.expert, two->second.rank, two->second.tokens);
+    apply_two();
     return;
   }
-  const size_t mark = log_.size();
-  SplitCover(h);
-  if (two && std::make_tuple(int64_t{0}, two->cost) < std::make_tuple(surplus_[h], cost_)) {
-    Rollback(mark);
-    AddPiece(h, two->first.expert, two->first.rank, two->first.tokens);
-    if (two->pieces == 2) AddPiece(h, two->second.expert, two->second.rank, two->second.tokens);
+  std::tuple<int64_t, double> split_key;
+  const int inside = PlanSplit(h, split_key);
+  if (two && std::make_tuple(int64_t{0}, two->cost) < split_key) {
+    apply_two();
+  } else {
+    ApplySplit(h, inside);
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -68,6 +69,26 @@ class Placement {
   };
   using Bin = std::pair<int64_t, int>;  // (room, rank)
 
+  // What a cover of hot rank h would change, kept apart from the state: tokens it would take
+  // from bins and experts, and the pieces it would add.
+  struct Touch {
+    int expert;
+    int bin;
+    int64_t amount;
+    bool new_piece;
+  };
+  struct Sketch {
+    int h = 0;
+    int64_t rem = 0;
+    double cost = 0;
+    std::vector<Touch> touches;
+    int64_t Used(int c) const;
+    int NewPieces(int c) const;
+    int64_t Taken(int e) const;
+    bool Placed(int e, int c) const;
+    void Add(int e, int c, int64_t amount, bool new_piece, double piece_cost);
+  };
+
   void Reset(int64_t cap);
   void UseResident();
   std::vector<int> NodeOrder();
@@ -79,10 +100,22 @@ class Placement {
   // The cheaper of CoverInTwo and SplitCover (or CoverRank from other nodes).
   void BestCover(int h);
   std::optional<Option> CoverInTwo(int h);
-  // j pieces inside the node, then the rest from other nodes, for the cheapest j. Returns the
-  // resulting (surplus, cost) and leaves that cover applied.
-  void SplitCover(int h);
+  // The split: j pieces inside the node (biggest expert, roomiest bin), then the rest from other
+  // nodes (CoverRank). PlanSplit finds the cheapest j on a sketch and returns it with its
+  // (surplus left, cost); ApplySplit makes that cover.
+  int PlanSplit(int h, std::tuple<int64_t, double>& key);
+  void ApplySplit(int h, int inside);
   void GrowPieces(int h, Scope scope);
+
+  // The real queries, seen through a sketch.
+  int64_t SketchRoom(const Sketch& sk, int c) const;
+  bool SketchCanHost(const Sketch& sk, int e, int c) const;
+  int SketchLargestExpert(const Sketch& sk) const;
+  int SketchBestFitOther(const Sketch& sk, int e, int64_t want) const;
+  // CoverRank(h, kOtherNodes) on the sketch.
+  void SketchCoverOtherNodes(Sketch& sk) const;
+  // The split's next piece inside h's node: the biggest expert into the roomiest bin.
+  bool NextInside(const Sketch& sk, int& e, int& c) const;
 
   int BestFitBin(int h, int e, int64_t want, Scope scope) const;
   int BestFitOtherNodes(int h, int e, int64_t want) const;
@@ -118,6 +151,7 @@ class Placement {
   std::vector<Undo> log_;
   std::vector<Bin> same_bins_, other_bins_;  // CoverInTwo's scratch
   std::vector<int> hot_;                     // CoverNode's scratch
+  Sketch sketch_;
 };
 
 }  // namespace taot::planners
