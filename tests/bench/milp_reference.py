@@ -84,6 +84,12 @@ def solve(case_path, target_pct, time_limit, full=False):
 
     pairs = [(e, g) for e in range(E) for g in range(R) if useful(e, g)]
     P = len(pairs)
+    mean = total / R
+    out = {"case": case_path, "target_pct": target_pct, "cap": int(cap)}
+    if rank_load.max() <= cap:
+        out.update(status="optimal", weighted_cost=0.0, gap=0.0, intra=0, inter=0, seconds=0.0,
+                   max_load=float(rank_load.max()), residual_pct=(rank_load.max() - mean) / mean * 100)
+        return out, []
     n = 2 * P  # y then x
     c = np.zeros(n)
     for i, (e, g) in enumerate(pairs):
@@ -128,8 +134,7 @@ def solve(case_path, target_pct, time_limit, full=False):
     start = time.time()
     res = milp(c, constraints=LinearConstraint(A.tocsr(), lo, hi), integrality=integrality,
                bounds=bounds, options={"time_limit": time_limit, "disp": False})
-    seconds = time.time() - start
-    out = {"case": case_path, "target_pct": target_pct, "cap": int(cap), "seconds": round(seconds, 3)}
+    out["seconds"] = round(time.time() - start, 3)
     if res.x is None:
         out.update(status="infeasible" if res.status == 2 else "no solution", weighted_cost=None)
         return out, None
@@ -142,7 +147,6 @@ def solve(case_path, target_pct, time_limit, full=False):
     for (e, g), amount in chosen:
         final[home[e]] -= amount
         final[g] += amount
-    mean = total / R
     out.update(
         status="optimal" if res.status == 0 else "time limit",
         weighted_cost=float(round(res.fun, 6)),

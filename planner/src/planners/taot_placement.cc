@@ -14,27 +14,38 @@ void Placement::Prepare(const PlanRequest& request, const LoadSums& sums) {
   request_ = &request;
   sums_ = &sums;
   tree_ = request.topology.tree_costs().has_value();
+  if (tree_) tree_costs_ = *request.topology.tree_costs();
+  shapes_ = {{{0, -1, 0, 1}, {1, -1, 0, 1}, {0, 0, 0, 2}, {0, 1, 0, 2}, {1, 0, 0, 2}, {1, 1, 0, 2}}};
+  if (tree_) {
+    // Every bin of a class costs the same, so CoverInTwo can try shapes cheapest first and stop
+    // at the first that covers (and those that tie with it).
+    const double unit[2] = {tree_costs_.intra, tree_costs_.inter};
+    for (Shape& sh : shapes_) sh.cost = unit[sh.cls1] + (sh.cls2 < 0 ? 0.0 : unit[sh.cls2]);
+    std::stable_sort(shapes_.begin(), shapes_.end(), [](const Shape& a, const Shape& b) {
+      return std::make_pair(a.cost, a.pieces) < std::make_pair(b.cost, b.pieces);
+    });
+  }
   resident_ = request.resident;
   std::sort(resident_.begin(), resident_.end());
   pieces_of_home_.resize(static_cast<size_t>(request.ranks()));
-  guests_of_.resize(static_cast<size_t>(request.experts));
+  held_.resize(static_cast<size_t>(request.ranks()) * request.slots_per_rank);
 }
 
 // ---------------------------------------------------------------------------------------------
 // State changes, all undoable.
 
-void Placement::Reindex(int c, int64_t old_spare, int old_slots) {
-  if (!tree_) return;
-  const bool was_open = old_spare > 0 && old_slots > 0;
-  const bool is_open = IsOpen(c);
-  if (!was_open && !is_open) return;
-  const Bin now{spare_[c], c};
-  if (!was_open) {
+void Placement::Reconcile(int c) {
+  const int64_t want = IsOpen(c) ? spare_[c] : -1;
+  const int64_t have = indexed_[c];
+  if (want == have) return;
+  indexed_[c] = want;
+  const Bin now{want, c};
+  if (have < 0) {
     open_other_.insert(std::lower_bound(open_other_.begin(), open_other_.end(), now), now);
     return;
   }
-  const auto old_at = std::lower_bound(open_other_.begin(), open_other_.end(), Bin{old_spare, c});
-  if (!is_open) {
+  const auto old_at = std::lower_bound(open_other_.begin(), open_other_.end(), Bin{have, c});
+  if (want < 0) {
     open_other_.erase(old_at);
     return;
   }
@@ -51,20 +62,20 @@ void Placement::Reindex(int c, int64_t old_spare, int old_slots) {
 }
 
 void Placement::Shift(int h, int e, int c, int64_t amount, int slots) {
-  const int64_t old_spare = spare_[c];
-  const int old_slots = slots_[c];
   surplus_[h] -= amount;
   left_[e] -= amount;
   spare_[c] -= amount;
   slots_[c] -= slots;
-  Reindex(c, old_spare, old_slots);
+  // Bins of the node being covered are only ever asked for by that node's own ranks, which
+  // skip them in open_other_, so they are reconciled once when the node is done.
+  if (tree_ && request_->topology.node_of(c) != deferred_node_) Reconcile(c);
 }
 
 void Placement::AddPiece(int h, int e, int c, int64_t amount) {
   log_.push_back({Undo::kAdd, h, amount, cost_});
   cost_ += PieceCost(h, e, c);
   pieces_of_home_[h].push_back(static_cast<int>(pieces_.size()));
-  guests_of_[e].push_back(c);
+  held_[static_cast<size_t>(c) * request_->slots_per_rank + request_->slots_per_rank - slots_[c]] = e;
   pieces_.push_back({e, c, amount});
   Shift(h, e, c, amount, 1);
 }
@@ -82,7 +93,6 @@ void Placement::Rollback(size_t mark) {
     log_.pop_back();
     if (u.kind == Undo::kAdd) {
       const Piece p = pieces_.back();
-      guests_of_[p.expert].pop_back();
       pieces_of_home_[u.index].pop_back();
       pieces_.pop_back();
       Shift(u.index, p.expert, p.rank, -p.tokens, -1);
@@ -99,6 +109,7 @@ void Placement::Rollback(size_t mark) {
 // Queries.
 
 double Placement::PieceCost(int h, int e, int c) const {
+  if (resident_.empty() && tree_) return request_->topology.same_node(h, c) ? tree_costs_.intra : tree_costs_.inter;
   const bool resident = !resident_.empty() &&
                         std::binary_search(resident_.begin(), resident_.end(),
                                            Replica{static_cast<int32_t>(e), static_cast<int32_t>(c)});
@@ -106,8 +117,12 @@ double Placement::PieceCost(int h, int e, int c) const {
 }
 
 bool Placement::Holds(int e, int c) const {
-  const std::vector<int>& g = guests_of_[e];
-  return std::find(g.begin(), g.end(), c) != g.end();
+  const int K = request_->slots_per_rank;
+  const int* held = held_.data() + static_cast<size_t>(c) * K;
+  for (int i = 0, n = K - slots_[c]; i < n; ++i) {
+    if (held[i] == e) return true;
+  }
+  return false;
 }
 
 bool Placement::InScope(int h, int c, Scope scope) const {
@@ -275,6 +290,8 @@ std::optional<Placement::Option> Placement::CoverInTwo(int h) {
       const int64_t a1 = std::min({left_[e1], spare_[b1], rem});
       if (a1 == rem) continue;
       const int64_t rem2 = rem - a1;
+      // Every expert that can give rem2 finds the same bin unless it already holds it, so the
+      // first one that finds a bin stands for all.
       for (int e2 = h * per_rank; e2 < (h + 1) * per_rank; ++e2) {
         const int64_t left2 = left_[e2] - (e2 == e1 ? a1 : 0);
         if (left2 < rem2) continue;
@@ -282,25 +299,11 @@ std::optional<Placement::Option> Placement::CoverInTwo(int h) {
         if (c2 < 0 || (c2 == b1 && e2 == e1)) continue;
         consider({cost_ + PieceCost(h, e1, b1) + PieceCost(h, e2, c2), 2, -spare_[c2],
                   {e1, b1, a1}, {e2, c2, rem2}});
+        break;
       }
     }
   };
-  struct Shape {
-    int cls1, cls2;  // cls2 < 0: one piece
-    double cost;
-    int pieces;
-  };
-  std::array<Shape, 6> shapes{{{0, -1, 0, 1}, {1, -1, 0, 1}, {0, 0, 0, 2}, {0, 1, 0, 2}, {1, 0, 0, 2}, {1, 1, 0, 2}}};
-  if (tree_) {
-    // Every bin of a class costs the same, so shapes can go cheapest first and stop at the
-    // first shape that covers h (and the shapes that tie with it).
-    const double unit[2] = {topo.tree_costs()->intra, topo.tree_costs()->inter};
-    for (Shape& sh : shapes) sh.cost = unit[sh.cls1] + (sh.cls2 < 0 ? 0.0 : unit[sh.cls2]);
-    std::stable_sort(shapes.begin(), shapes.end(), [](const Shape& a, const Shape& b) {
-      return std::make_pair(a.cost, a.pieces) < std::make_pair(b.cost, b.pieces);
-    });
-  }
-  for (const Shape& sh : shapes) {
+  for (const Shape& sh : shapes_) {
     if (tree_ && best && std::make_pair(cost_ + sh.cost, sh.pieces) > std::make_pair(best->cost, best->pieces)) {
       break;
     }
@@ -515,6 +518,7 @@ void Placement::BestCover(int h) {
 }
 
 void Placement::CoverNode(int node) {
+  deferred_node_ = node;
   hot_.clear();
   for (int r : request_->topology.ranks_of_node(node)) {
     if (surplus_[r] > 0) hot_.push_back(r);
@@ -523,6 +527,10 @@ void Placement::CoverNode(int node) {
   for (int h : hot_) PlaceWhole(h);
   for (int h : hot_) {
     if (surplus_[h] > 0) BestCover(h);
+  }
+  deferred_node_ = -1;
+  if (tree_) {
+    for (int c : request_->topology.ranks_of_node(node)) Reconcile(c);
   }
 }
 
@@ -543,14 +551,18 @@ void Placement::Reset(int64_t cap) {
   cost_ = 0;
   pieces_.clear();
   for (auto& v : pieces_of_home_) v.clear();
-  for (auto& v : guests_of_) v.clear();
   log_.clear();
   cold_.clear();
   open_other_.clear();
+  indexed_.assign(static_cast<size_t>(R), -1);
+  deferred_node_ = -1;
   for (int r = 0; r < R; ++r) {
     if (spare_[r] == 0) continue;
     cold_.push_back(r);
-    if (tree_ && IsOpen(r)) open_other_.push_back({spare_[r], r});
+    if (tree_ && IsOpen(r)) {
+      open_other_.push_back({spare_[r], r});
+      indexed_[r] = spare_[r];
+    }
   }
   std::sort(open_other_.begin(), open_other_.end());
 }

@@ -2,6 +2,7 @@
 // under a load cap at the least weight-transfer cost.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <tuple>
@@ -68,6 +69,12 @@ class Placement {
     double old_cost;
   };
   using Bin = std::pair<int64_t, int>;  // (room, rank)
+  // A cover of at most two pieces by the class of its bins (0: h's node, 1: other nodes).
+  struct Shape {
+    int cls1, cls2;  // cls2 < 0: one piece
+    double cost;     // on a two-level topology; 0 otherwise (every shape is tried)
+    int pieces;
+  };
 
   // What a cover of hot rank h would change, kept apart from the state: tokens it would take
   // from bins and experts, and the pieces it would add.
@@ -132,11 +139,13 @@ class Placement {
   void Rollback(size_t mark);
   // Moves `amount` tokens of e from h to c and takes `slots` slots of c (negative to undo).
   void Shift(int h, int e, int c, int64_t amount, int slots);
-  void Reindex(int c, int64_t old_spare, int old_slots);
+  // Puts bin c where its room says in open_other_ (or takes it out once closed).
+  void Reconcile(int c);
 
   const PlanRequest* request_ = nullptr;
   const LoadSums* sums_ = nullptr;
   bool tree_ = false;
+  TreeCosts tree_costs_;
   std::vector<Replica> resident_;  // sorted
   std::vector<int> cold_;       // ranks with room under the cap, in rank order
   std::vector<int64_t> exports_;
@@ -146,12 +155,15 @@ class Placement {
   double cost_ = 0;
   std::vector<Piece> pieces_;
   std::vector<std::vector<int>> pieces_of_home_;  // piece indices per home rank, in order
-  std::vector<std::vector<int>> guests_of_;       // guest ranks per expert
-  std::vector<Bin> open_other_;                   // open bins, sorted (tree topologies only)
+  std::vector<int> held_;  // per rank, the experts of its pieces (K entries, K - slots used)
+  std::vector<Bin> open_other_;  // open bins by (room, rank) (two-level topologies only)
+  std::vector<int64_t> indexed_;  // per bin, the room open_other_ has it under (-1: absent)
+  int deferred_node_ = -1;        // the node being covered: its bins are reconciled at the end
   std::vector<Undo> log_;
   std::vector<Bin> same_bins_, other_bins_;  // CoverInTwo's scratch
   std::vector<int> hot_;                     // CoverNode's scratch
   Sketch sketch_;
+  std::array<Shape, 6> shapes_;  // in the order CoverInTwo tries them
 };
 
 }  // namespace taot::planners
