@@ -42,6 +42,10 @@ void CheapestSplit::Append(const PlanRequest& request, const std::vector<int64_t
   });
   supply_.assign(static_cast<size_t>(request.ranks()), 0);
   demand_.assign(static_cast<size_t>(request.ranks()), 0);
+  plan.replicas.reserve(plan.replicas.size() + shares.size());
+  // A guest typically draws on the sources of its own node and a few more.
+  plan.assignments.reserve(plan.assignments.size() +
+                           shares.size() * static_cast<size_t>(std::min(request.ranks(), 16)));
   for (size_t i = 0; i < shares.size();) {
     const int expert = shares[i].expert;
     size_t j = i;
