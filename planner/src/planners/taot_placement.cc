@@ -27,82 +27,65 @@ void Placement::Prepare(const PlanRequest& request, const LoadSums& sums) {
   }
   resident_ = request.resident;
   std::sort(resident_.begin(), resident_.end());
-  pieces_of_home_.resize(static_cast<size_t>(request.ranks()));
-  held_.resize(static_cast<size_t>(request.ranks()) * request.slots_per_rank);
+  st_.held.assign(static_cast<size_t>(request.ranks()) * request.slots_per_rank, 0);
 }
 
 // ---------------------------------------------------------------------------------------------
 // State changes, all undoable.
 
 void Placement::Reconcile(int c) {
-  const int64_t want = IsOpen(c) ? spare_[c] : -1;
-  const int64_t have = indexed_[c];
+  const int64_t want = IsOpen(c) ? st_.spare[c] : -1;
+  const int64_t have = st_.indexed[c];
   if (want == have) return;
-  indexed_[c] = want;
+  st_.indexed[c] = want;
   const Bin now{want, c};
   if (have < 0) {
-    open_other_.insert(std::lower_bound(open_other_.begin(), open_other_.end(), now), now);
+    st_.open_other.insert(std::lower_bound(st_.open_other.begin(), st_.open_other.end(), now), now);
     return;
   }
-  const auto old_at = std::lower_bound(open_other_.begin(), open_other_.end(), Bin{have, c});
+  const auto old_at = std::lower_bound(st_.open_other.begin(), st_.open_other.end(), Bin{have, c});
   if (want < 0) {
-    open_other_.erase(old_at);
+    st_.open_other.erase(old_at);
     return;
   }
   // Move the entry to its new place, shifting only the entries in between.
   if (now < *old_at) {
-    const auto new_at = std::lower_bound(open_other_.begin(), old_at, now);
+    const auto new_at = std::lower_bound(st_.open_other.begin(), old_at, now);
     std::rotate(new_at, old_at, old_at + 1);
     *new_at = now;
   } else {
-    const auto new_at = std::lower_bound(old_at + 1, open_other_.end(), now);
+    const auto new_at = std::lower_bound(old_at + 1, st_.open_other.end(), now);
     std::rotate(old_at, old_at + 1, new_at);
     *(new_at - 1) = now;
   }
 }
 
 void Placement::Shift(int h, int e, int c, int64_t amount, int slots) {
-  surplus_[h] -= amount;
-  left_[e] -= amount;
-  spare_[c] -= amount;
-  slots_[c] -= slots;
+  st_.surplus[h] -= amount;
+  st_.left[e] -= amount;
+  st_.spare[c] -= amount;
+  st_.slots[c] -= slots;
   // Bins of the node being covered are only ever asked for by that node's own ranks, which
-  // skip them in open_other_, so they are reconciled once when the node is done.
+  // skip them in st_.open_other, so they are reconciled once when the node is done.
   if (tree_ && request_->topology.node_of(c) != deferred_node_) Reconcile(c);
 }
 
 void Placement::AddPiece(int h, int e, int c, int64_t amount) {
-  log_.push_back({Undo::kAdd, h, amount, cost_});
-  cost_ += PieceCost(h, e, c);
-  pieces_of_home_[h].push_back(static_cast<int>(pieces_.size()));
-  held_[static_cast<size_t>(c) * request_->slots_per_rank + request_->slots_per_rank - slots_[c]] = e;
-  pieces_.push_back({e, c, amount});
+  const int K = request_->slots_per_rank;
+  const int index = static_cast<int>(st_.pieces.size());
+  st_.cost += PieceCost(h, e, c);
+  st_.held[static_cast<size_t>(c) * K + K - st_.slots[c]] = e;
+  st_.pieces.push_back({e, c, amount});
+  st_.next.push_back(-1);
+  (st_.last[h] < 0 ? st_.first[h] : st_.next[st_.last[h]]) = index;
+  st_.last[h] = index;
   Shift(h, e, c, amount, 1);
 }
 
 void Placement::GrowPiece(int h, int piece, int64_t amount) {
-  log_.push_back({Undo::kGrow, piece, amount, cost_});
-  Piece& p = pieces_[piece];
+  Piece& p = st_.pieces[piece];
   p.tokens += amount;
   Shift(h, p.expert, p.rank, amount, 0);
-}
-
-void Placement::Rollback(size_t mark) {
-  while (log_.size() > mark) {
-    const Undo u = log_.back();
-    log_.pop_back();
-    if (u.kind == Undo::kAdd) {
-      const Piece p = pieces_.back();
-      pieces_of_home_[u.index].pop_back();
-      pieces_.pop_back();
-      Shift(u.index, p.expert, p.rank, -p.tokens, -1);
-    } else {
-      Piece& p = pieces_[u.index];
-      p.tokens -= u.amount;
-      Shift(request_->home_of(p.expert), p.expert, p.rank, -u.amount, 0);
-    }
-    cost_ = u.old_cost;
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -118,8 +101,8 @@ double Placement::PieceCost(int h, int e, int c) const {
 
 bool Placement::Holds(int e, int c) const {
   const int K = request_->slots_per_rank;
-  const int* held = held_.data() + static_cast<size_t>(c) * K;
-  for (int i = 0, n = K - slots_[c]; i < n; ++i) {
+  const int* held = st_.held.data() + static_cast<size_t>(c) * K;
+  for (int i = 0, n = K - st_.slots[c]; i < n; ++i) {
     if (held[i] == e) return true;
   }
   return false;
@@ -145,9 +128,9 @@ int Placement::LargestExpert(int h) const {
   const int per_rank = request_->experts_per_rank();
   int e = h * per_rank;
   for (int x = e + 1; x < (h + 1) * per_rank; ++x) {
-    if (left_[x] > left_[e]) e = x;
+    if (st_.left[x] > st_.left[e]) e = x;
   }
-  return left_[e] > 0 ? e : -1;
+  return st_.left[e] > 0 ? e : -1;
 }
 
 int Placement::BestFitOtherNodes(int h, int e, int64_t want) const {
@@ -157,13 +140,13 @@ int Placement::BestFitOtherNodes(int h, int e, int64_t want) const {
   auto eligible = [&](const Bin& b) {
     return !request_->topology.same_node(h, b.second) && !Holds(e, b.second);
   };
-  auto it = std::lower_bound(open_other_.begin(), open_other_.end(), Bin{want, -1});
-  for (; it != open_other_.end(); ++it) {
+  auto it = std::lower_bound(st_.open_other.begin(), st_.open_other.end(), Bin{want, -1});
+  for (; it != st_.open_other.end(); ++it) {
     if (eligible(*it)) return it->second;
   }
   int best = -1;
   int64_t best_room = -1;
-  for (auto rit = open_other_.rbegin(); rit != open_other_.rend(); ++rit) {
+  for (auto rit = st_.open_other.rbegin(); rit != st_.open_other.rend(); ++rit) {
     if (best >= 0 && rit->first < best_room) break;
     if (eligible(*rit)) {
       best = rit->second;
@@ -178,9 +161,9 @@ int Placement::BestFitBin(int h, int e, int64_t want, Scope scope) const {
   // The cheapest bin that takes the whole piece, the tightest of those; failing that, the
   // roomiest bin (the biggest piece), the cheapest of those; ties to the lower rank.
   auto key = [&](int c) {
-    const bool fits = spare_[c] >= want;
+    const bool fits = st_.spare[c] >= want;
     const double cost = PieceCost(h, e, c);
-    return std::make_tuple(!fits, fits ? cost : 0.0, fits ? spare_[c] : -spare_[c], cost);
+    return std::make_tuple(!fits, fits ? cost : 0.0, fits ? st_.spare[c] : -st_.spare[c], cost);
   };
   const std::vector<int>& candidates =
       scope == Scope::kSameNode ? request_->topology.ranks_of_node(request_->topology.node_of(h)) : cold_;
@@ -196,52 +179,52 @@ int Placement::BestFitBin(int h, int e, int64_t want, Scope scope) const {
 // Covers.
 
 void Placement::GrowPieces(int h, Scope scope) {
-  for (int i : pieces_of_home_[h]) {
-    if (surplus_[h] == 0) return;
-    const Piece& p = pieces_[i];
+  for (int i = st_.first[h]; i >= 0; i = st_.next[i]) {
+    if (st_.surplus[h] == 0) return;
+    const Piece& p = st_.pieces[i];
     if (!InScope(h, p.rank, scope)) continue;
-    const int64_t add = std::min({surplus_[h], left_[p.expert], spare_[p.rank]});
+    const int64_t add = std::min({st_.surplus[h], st_.left[p.expert], st_.spare[p.rank]});
     if (add > 0) GrowPiece(h, i, add);
   }
 }
 
 void Placement::CoverRank(int h, Scope scope) {
   GrowPieces(h, scope);
-  while (surplus_[h] > 0) {
+  while (st_.surplus[h] > 0) {
     const int e = LargestExpert(h);
     if (e < 0) return;
-    const int64_t want = std::min(surplus_[h], left_[e]);
+    const int64_t want = std::min(st_.surplus[h], st_.left[e]);
     const int c = BestFitBin(h, e, want, scope);
     if (c < 0) return;
-    AddPiece(h, e, c, std::min(want, spare_[c]));
+    AddPiece(h, e, c, std::min(want, st_.spare[c]));
   }
 }
 
 void Placement::PlaceWhole(int h) {
   GrowPieces(h, Scope::kSameNode);
-  if (surplus_[h] == 0) return;
+  if (st_.surplus[h] == 0) return;
   const int e = LargestExpert(h);
-  if (e < 0 || left_[e] < surplus_[h]) return;
-  const int c = BestFitBin(h, e, surplus_[h], Scope::kSameNode);
-  if (c < 0 || spare_[c] < surplus_[h]) return;
-  AddPiece(h, e, c, surplus_[h]);
+  if (e < 0 || st_.left[e] < st_.surplus[h]) return;
+  const int c = BestFitBin(h, e, st_.surplus[h], Scope::kSameNode);
+  if (c < 0 || st_.spare[c] < st_.surplus[h]) return;
+  AddPiece(h, e, c, st_.surplus[h]);
 }
 
 std::optional<Placement::Option> Placement::CoverInTwo(int h) {
   const Topology& topo = request_->topology;
   const int per_rank = request_->experts_per_rank();
-  const int64_t rem = surplus_[h];
+  const int64_t rem = st_.surplus[h];
   // Bins by class (0: h's node, 1: other nodes), in (room, rank) order.
   same_bins_.clear();
   for (int c : topo.ranks_of_node(topo.node_of(h))) {
-    if (c != h && IsOpen(c)) same_bins_.push_back({spare_[c], c});
+    if (c != h && IsOpen(c)) same_bins_.push_back({st_.spare[c], c});
   }
   std::sort(same_bins_.begin(), same_bins_.end());
-  const std::vector<Bin>* other = &open_other_;
+  const std::vector<Bin>* other = &st_.open_other;
   if (!tree_) {
     other_bins_.clear();
     for (int c : cold_) {
-      if (IsOpen(c) && !topo.same_node(h, c)) other_bins_.push_back({spare_[c], c});
+      if (IsOpen(c) && !topo.same_node(h, c)) other_bins_.push_back({st_.spare[c], c});
     }
     std::sort(other_bins_.begin(), other_bins_.end());
     other = &other_bins_;
@@ -255,7 +238,7 @@ std::optional<Placement::Option> Placement::CoverInTwo(int h) {
     for (auto it = std::lower_bound(b.begin(), b.end(), Bin{need, -1}); it != b.end(); ++it) {
       const int c = it->second;
       if (!in_class(cls, c) || Holds(e, c)) continue;
-      if (c == skip && (it->first - used < need || slots_[c] < 2)) continue;
+      if (c == skip && (it->first - used < need || st_.slots[c] < 2)) continue;
       return c;
     }
     return -1;
@@ -276,9 +259,9 @@ std::optional<Placement::Option> Placement::CoverInTwo(int h) {
   };
   auto one_piece = [&](int cls) {
     for (int e = h * per_rank; e < (h + 1) * per_rank; ++e) {
-      if (left_[e] < rem) continue;
+      if (st_.left[e] < rem) continue;
       const int c = tightest(cls, e, rem, -1, 0);
-      if (c >= 0) consider({cost_ + PieceCost(h, e, c), 1, spare_[c], {e, c, rem}, {}});
+      if (c >= 0) consider({st_.cost + PieceCost(h, e, c), 1, st_.spare[c], {e, c, rem}, {}});
     }
   };
   // The first piece fills the roomiest bin of class cls1, the second fits tightest in cls2.
@@ -286,25 +269,25 @@ std::optional<Placement::Option> Placement::CoverInTwo(int h) {
     const int b1 = roomiest(cls1);
     if (b1 < 0) return;
     for (int e1 = h * per_rank; e1 < (h + 1) * per_rank; ++e1) {
-      if (left_[e1] == 0 || Holds(e1, b1)) continue;
-      const int64_t a1 = std::min({left_[e1], spare_[b1], rem});
+      if (st_.left[e1] == 0 || Holds(e1, b1)) continue;
+      const int64_t a1 = std::min({st_.left[e1], st_.spare[b1], rem});
       if (a1 == rem) continue;
       const int64_t rem2 = rem - a1;
       // Every expert that can give rem2 finds the same bin unless it already holds it, so the
       // first one that finds a bin stands for all.
       for (int e2 = h * per_rank; e2 < (h + 1) * per_rank; ++e2) {
-        const int64_t left2 = left_[e2] - (e2 == e1 ? a1 : 0);
+        const int64_t left2 = st_.left[e2] - (e2 == e1 ? a1 : 0);
         if (left2 < rem2) continue;
         const int c2 = tightest(cls2, e2, rem2, e2 == e1 ? -1 : b1, a1);
         if (c2 < 0 || (c2 == b1 && e2 == e1)) continue;
-        consider({cost_ + PieceCost(h, e1, b1) + PieceCost(h, e2, c2), 2, -spare_[c2],
+        consider({st_.cost + PieceCost(h, e1, b1) + PieceCost(h, e2, c2), 2, -st_.spare[c2],
                   {e1, b1, a1}, {e2, c2, rem2}});
         break;
       }
     }
   };
   for (const Shape& sh : shapes_) {
-    if (tree_ && best && std::make_pair(cost_ + sh.cost, sh.pieces) > std::make_pair(best->cost, best->pieces)) {
+    if (tree_ && best && std::make_pair(st_.cost + sh.cost, sh.pieces) > std::make_pair(best->cost, best->pieces)) {
       break;
     }
     if (sh.cls2 < 0) {
@@ -350,10 +333,10 @@ void Placement::Sketch::Add(int e, int c, int64_t amount, bool new_piece, double
   cost += piece_cost;
 }
 
-int64_t Placement::SketchRoom(const Sketch& sk, int c) const { return spare_[c] - sk.Used(c); }
+int64_t Placement::SketchRoom(const Sketch& sk, int c) const { return st_.spare[c] - sk.Used(c); }
 
 bool Placement::SketchCanHost(const Sketch& sk, int e, int c) const {
-  return c != sk.h && SketchRoom(sk, c) > 0 && slots_[c] - sk.NewPieces(c) > 0 && !Holds(e, c) &&
+  return c != sk.h && SketchRoom(sk, c) > 0 && st_.slots[c] - sk.NewPieces(c) > 0 && !Holds(e, c) &&
          !sk.Placed(e, c);
 }
 
@@ -362,7 +345,7 @@ int Placement::SketchLargestExpert(const Sketch& sk) const {
   int best = -1;
   int64_t best_left = 0;
   for (int e = sk.h * per_rank; e < (sk.h + 1) * per_rank; ++e) {
-    const int64_t left = left_[e] - sk.Taken(e);
+    const int64_t left = st_.left[e] - sk.Taken(e);
     if (left > best_left) {
       best = e;
       best_left = left;
@@ -373,7 +356,7 @@ int Placement::SketchLargestExpert(const Sketch& sk) const {
 
 int Placement::SketchBestFitOther(const Sketch& sk, int e, int64_t want) const {
   const Topology& topo = request_->topology;
-  // A bin the sketch touched has less room than its place in open_other_ says, so those few are
+  // A bin the sketch touched has less room than its place in st_.open_other says, so those few are
   // weighed apart from the untouched ones, which the sorted index answers as usual.
   auto untouched = [&](int c) { return sk.Used(c) == 0 && sk.NewPieces(c) == 0; };
   auto eligible = [&](int c) { return !topo.same_node(sk.h, c) && SketchCanHost(sk, e, c); };
@@ -386,8 +369,8 @@ int Placement::SketchBestFitOther(const Sketch& sk, int e, int64_t want) const {
            (SketchRoom(sk, c) == SketchRoom(sk, roomy) && c < roomy);
   };
   if (tree_) {
-    for (auto it = std::lower_bound(open_other_.begin(), open_other_.end(), Bin{want, -1});
-         it != open_other_.end(); ++it) {
+    for (auto it = std::lower_bound(st_.open_other.begin(), st_.open_other.end(), Bin{want, -1});
+         it != st_.open_other.end(); ++it) {
       if (untouched(it->second) && eligible(it->second)) {
         fit = it->second;
         break;
@@ -397,7 +380,7 @@ int Placement::SketchBestFitOther(const Sketch& sk, int e, int64_t want) const {
       if (eligible(t.bin) && SketchRoom(sk, t.bin) >= want && better_fit(t.bin)) fit = t.bin;
     }
     if (fit >= 0) return fit;
-    for (auto it = open_other_.rbegin(); it != open_other_.rend(); ++it) {
+    for (auto it = st_.open_other.rbegin(); it != st_.open_other.rend(); ++it) {
       if (roomy >= 0 && it->first < SketchRoom(sk, roomy)) break;
       if (untouched(it->second) && eligible(it->second) && roomier(it->second)) roomy = it->second;
     }
@@ -422,17 +405,17 @@ int Placement::SketchBestFitOther(const Sketch& sk, int e, int64_t want) const {
 
 void Placement::SketchCoverOtherNodes(Sketch& sk) const {
   const Topology& topo = request_->topology;
-  for (int i : pieces_of_home_[sk.h]) {
+  for (int i = st_.first[sk.h]; i >= 0; i = st_.next[i]) {
     if (sk.rem == 0) break;
-    const Piece& p = pieces_[i];
+    const Piece& p = st_.pieces[i];
     if (topo.same_node(sk.h, p.rank)) continue;
-    const int64_t add = std::min({sk.rem, left_[p.expert] - sk.Taken(p.expert), SketchRoom(sk, p.rank)});
+    const int64_t add = std::min({sk.rem, st_.left[p.expert] - sk.Taken(p.expert), SketchRoom(sk, p.rank)});
     if (add > 0) sk.Add(p.expert, p.rank, add, false, 0.0);
   }
   while (sk.rem > 0) {
     const int e = SketchLargestExpert(sk);
     if (e < 0) return;
-    const int64_t want = std::min(sk.rem, left_[e] - sk.Taken(e));
+    const int64_t want = std::min(sk.rem, st_.left[e] - sk.Taken(e));
     const int c = SketchBestFitOther(sk, e, want);
     if (c < 0) return;
     sk.Add(e, c, std::min(want, SketchRoom(sk, c)), true, PieceCost(sk.h, e, c));
@@ -453,7 +436,7 @@ bool Placement::NextInside(const Sketch& sk, int& e, int& c) const {
 int Placement::PlanSplit(int h, std::tuple<int64_t, double>& best_key) {
   Sketch& sk = sketch_;
   sk.h = h;
-  sk.rem = surplus_[h];
+  sk.rem = st_.surplus[h];
   sk.cost = 0;
   sk.touches.clear();
   int best_j = 0;
@@ -462,7 +445,7 @@ int Placement::PlanSplit(int h, std::tuple<int64_t, double>& best_key) {
     const int64_t rem = sk.rem;
     const double cost = sk.cost;
     if (sk.rem > 0) SketchCoverOtherNodes(sk);
-    const std::tuple<int64_t, double> key{sk.rem, cost_ + sk.cost};
+    const std::tuple<int64_t, double> key{sk.rem, st_.cost + sk.cost};
     if (j == 0 || key < best_key) {
       best_key = key;
       best_j = j;
@@ -472,7 +455,7 @@ int Placement::PlanSplit(int h, std::tuple<int64_t, double>& best_key) {
     sk.cost = cost;
     int e = -1, c = -1;
     if (sk.rem == 0 || !NextInside(sk, e, c)) break;
-    sk.Add(e, c, std::min({sk.rem, left_[e] - sk.Taken(e), SketchRoom(sk, c)}), true, PieceCost(h, e, c));
+    sk.Add(e, c, std::min({sk.rem, st_.left[e] - sk.Taken(e), SketchRoom(sk, c)}), true, PieceCost(h, e, c));
   }
   return best_j;
 }
@@ -480,20 +463,20 @@ int Placement::PlanSplit(int h, std::tuple<int64_t, double>& best_key) {
 void Placement::ApplySplit(int h, int inside) {
   Sketch& sk = sketch_;
   sk.h = h;
-  sk.rem = surplus_[h];
+  sk.rem = st_.surplus[h];
   sk.cost = 0;
   sk.touches.clear();
   for (int j = 0; j < inside; ++j) {
     int e = -1, c = -1;
     NextInside(sk, e, c);
-    AddPiece(h, e, c, std::min({surplus_[h], left_[e], spare_[c]}));
+    AddPiece(h, e, c, std::min({st_.surplus[h], st_.left[e], st_.spare[c]}));
   }
-  if (surplus_[h] > 0) CoverRank(h, Scope::kOtherNodes);
+  if (st_.surplus[h] > 0) CoverRank(h, Scope::kOtherNodes);
 }
 
 void Placement::BestCover(int h) {
   GrowPieces(h, Scope::kAnywhere);
-  if (surplus_[h] == 0) return;
+  if (st_.surplus[h] == 0) return;
   const std::optional<Option> two = CoverInTwo(h);
   auto apply_two = [&] {
     AddPiece(h, two->first.expert, two->first.rank, two->first.tokens);
@@ -504,7 +487,7 @@ void Placement::BestCover(int h) {
   // win once CoverInTwo costs no more than that (ties went to the split before; measured over
   // the frontier cases, taking CoverInTwo loses nothing and saves the split's trials).
   const Topology& topo = request_->topology;
-  if (two && topo.tree_costs() && two->cost - cost_ <= 3 * topo.tree_costs()->intra) {
+  if (two && topo.tree_costs() && two->cost - st_.cost <= 3 * topo.tree_costs()->intra) {
     apply_two();
     return;
   }
@@ -521,12 +504,12 @@ void Placement::CoverNode(int node) {
   deferred_node_ = node;
   hot_.clear();
   for (int r : request_->topology.ranks_of_node(node)) {
-    if (surplus_[r] > 0) hot_.push_back(r);
+    if (st_.surplus[r] > 0) hot_.push_back(r);
   }
-  std::stable_sort(hot_.begin(), hot_.end(), [&](int a, int b) { return surplus_[a] > surplus_[b]; });
+  std::stable_sort(hot_.begin(), hot_.end(), [&](int a, int b) { return st_.surplus[a] > st_.surplus[b]; });
   for (int h : hot_) PlaceWhole(h);
   for (int h : hot_) {
-    if (surplus_[h] > 0) BestCover(h);
+    if (st_.surplus[h] > 0) BestCover(h);
   }
   deferred_node_ = -1;
   if (tree_) {
@@ -539,39 +522,40 @@ void Placement::CoverNode(int node) {
 
 void Placement::Reset(int64_t cap) {
   const int R = request_->ranks();
-  surplus_.assign(static_cast<size_t>(R), 0);
-  spare_.assign(static_cast<size_t>(R), 0);
+  st_.surplus.assign(static_cast<size_t>(R), 0);
+  st_.spare.assign(static_cast<size_t>(R), 0);
   for (int r = 0; r < R; ++r) {
     const int64_t l = sums_->rank_loads[r];
-    if (l > cap) surplus_[r] = l - cap;
-    if (l < cap) spare_[r] = cap - l;
+    if (l > cap) st_.surplus[r] = l - cap;
+    if (l < cap) st_.spare[r] = cap - l;
   }
-  left_ = sums_->expert_totals;
-  slots_.assign(static_cast<size_t>(R), request_->slots_per_rank);
-  cost_ = 0;
-  pieces_.clear();
-  for (auto& v : pieces_of_home_) v.clear();
-  log_.clear();
+  st_.left = sums_->expert_totals;
+  st_.slots.assign(static_cast<size_t>(R), request_->slots_per_rank);
+  st_.cost = 0;
+  st_.pieces.clear();
+  st_.first.assign(static_cast<size_t>(R), -1);
+  st_.last.assign(static_cast<size_t>(R), -1);
+  st_.next.clear();
   cold_.clear();
-  open_other_.clear();
-  indexed_.assign(static_cast<size_t>(R), -1);
+  st_.open_other.clear();
+  st_.indexed.assign(static_cast<size_t>(R), -1);
   deferred_node_ = -1;
   for (int r = 0; r < R; ++r) {
-    if (spare_[r] == 0) continue;
+    if (st_.spare[r] == 0) continue;
     cold_.push_back(r);
     if (tree_ && IsOpen(r)) {
-      open_other_.push_back({spare_[r], r});
-      indexed_[r] = spare_[r];
+      st_.open_other.push_back({st_.spare[r], r});
+      st_.indexed[r] = st_.spare[r];
     }
   }
-  std::sort(open_other_.begin(), open_other_.end());
+  std::sort(st_.open_other.begin(), st_.open_other.end());
 }
 
 void Placement::UseResident() {
   for (const Replica& r : resident_) {
     const int h = request_->home_of(r.expert);
-    const int64_t amount = std::min({surplus_[h], spare_[r.rank], left_[r.expert]});
-    if (amount <= 0 || slots_[r.rank] == 0) continue;
+    const int64_t amount = std::min({st_.surplus[h], st_.spare[r.rank], st_.left[r.expert]});
+    if (amount <= 0 || st_.slots[r.rank] == 0) continue;
     AddPiece(h, r.expert, r.rank, amount);
   }
 }
@@ -581,19 +565,19 @@ std::vector<int> Placement::NodeOrder() {
   const int R = request_->ranks();
   exports_.assign(static_cast<size_t>(topo.nodes()), 0);
   if (tree_) {
-    for (const TransportFlow& f : SolveTreeTransport(topo, *topo.tree_costs(), surplus_, spare_).flows) {
+    for (const TransportFlow& f : SolveTreeTransport(topo, *topo.tree_costs(), st_.surplus, st_.spare).flows) {
       if (!topo.same_node(f.from, f.to)) exports_[topo.node_of(f.from)] += f.amount;
     }
   } else {
     std::vector<int> hot, cold;
     for (int r = 0; r < R; ++r) {
-      if (surplus_[r] > 0) hot.push_back(r);
-      if (spare_[r] > 0) cold.push_back(r);
+      if (st_.surplus[r] > 0) hot.push_back(r);
+      if (st_.spare[r] > 0) cold.push_back(r);
     }
     std::vector<int64_t> supply, demand;
     std::vector<double> cost;
-    for (int h : hot) supply.push_back(surplus_[h]);
-    for (int c : cold) demand.push_back(spare_[c]);
+    for (int h : hot) supply.push_back(st_.surplus[h]);
+    for (int c : cold) demand.push_back(st_.spare[c]);
     for (int h : hot) {
       for (int c : cold) cost.push_back(topo.cost(h, c));
     }
@@ -614,27 +598,29 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces) {
   Reset(cap);
   UseResident();
   const std::vector<int> order = NodeOrder();
-  const size_t base = log_.size();
+  const bool any_exporter = std::any_of(exports_.begin(), exports_.end(), [](int64_t x) { return x > 0; });
+  if (any_exporter) base_ = st_;
   bool have_best = false;
   std::tuple<int64_t, double> best_key;
-  const bool any_exporter = std::any_of(exports_.begin(), exports_.end(), [](int64_t x) { return x > 0; });
   for (bool exporters_first : {false, true}) {
-    if (exporters_first && !any_exporter) break;  // the same order again
+    if (exporters_first) {
+      if (!any_exporter) break;  // the same order again
+      st_ = base_;
+    }
     std::vector<int> nodes = order;
     if (exporters_first) {
       std::stable_partition(nodes.begin(), nodes.end(), [&](int n) { return exports_[n] > 0; });
     }
     for (int node : nodes) CoverNode(node);
     for (int h = 0; h < request_->ranks(); ++h) {
-      if (surplus_[h] > 0) CoverRank(h, Scope::kAnywhere);
+      if (st_.surplus[h] > 0) CoverRank(h, Scope::kAnywhere);
     }
-    const std::tuple<int64_t, double> key{std::accumulate(surplus_.begin(), surplus_.end(), int64_t{0}), cost_};
+    const std::tuple<int64_t, double> key{std::accumulate(st_.surplus.begin(), st_.surplus.end(), int64_t{0}), st_.cost};
     if (!have_best || key < best_key) {
       best_key = key;
-      pieces = pieces_;
+      pieces = st_.pieces;
       have_best = true;
     }
-    Rollback(base);
   }
   return std::get<0>(best_key) == 0;
 }

@@ -38,9 +38,9 @@ using Piece = GuestShare;
 //    j (past λ small pieces, one cross-node piece wins);
 // 4. what is still uncovered takes pieces from anywhere.
 //
-// Speed: state changes go through an undo log, so trying an option costs what the option
-// touches, not a copy of the state; on a two-level topology the open bins of other nodes are
-// kept sorted by room, so a best-fit query is a binary search.
+// Speed: options are weighed on sketches (what a cover would change, kept apart from the state),
+// so trying one costs what it touches, not a copy of the state; on a two-level topology the open
+// bins are kept sorted by room, so a best-fit query is a binary search.
 class Placement {
  public:
   // Binds the placement to one request (the references must outlive the Place calls); buffers
@@ -59,14 +59,6 @@ class Placement {
     // bins beat a roomy and a tight one: measured over the frontier cases).
     int64_t tightness = 0;
     Piece first, second;
-  };
-  // One entry per change: a piece added (index = its home rank) or grown (index = the piece);
-  // what it moved is enough to undo it.
-  struct Undo {
-    enum Kind : uint8_t { kAdd, kGrow } kind;
-    int index;
-    int64_t amount;
-    double old_cost;
   };
   using Bin = std::pair<int64_t, int>;  // (room, rank)
   // A cover of at most two pieces by the class of its bins (0: h's node, 1: other nodes).
@@ -128,18 +120,16 @@ class Placement {
   int BestFitOtherNodes(int h, int e, int64_t want) const;
   int LargestExpert(int h) const;
   bool Holds(int e, int c) const;
-  bool IsOpen(int c) const { return spare_[c] > 0 && slots_[c] > 0; }
+  bool IsOpen(int c) const { return st_.spare[c] > 0 && st_.slots[c] > 0; }
   bool CanHost(int h, int e, int c, Scope scope) const;
   bool InScope(int h, int c, Scope scope) const;
   double PieceCost(int h, int e, int c) const;
 
-  // Every change of state goes through these, so Rollback can undo it.
   void AddPiece(int h, int e, int c, int64_t amount);
   void GrowPiece(int h, int piece, int64_t amount);
-  void Rollback(size_t mark);
-  // Moves `amount` tokens of e from h to c and takes `slots` slots of c (negative to undo).
+  // Moves `amount` tokens of e from h to c and takes `slots` slots of c.
   void Shift(int h, int e, int c, int64_t amount, int slots);
-  // Puts bin c where its room says in open_other_ (or takes it out once closed).
+  // Puts bin c where its room says in open_other (or takes it out once closed).
   void Reconcile(int c);
 
   const PlanRequest* request_ = nullptr;
@@ -150,16 +140,21 @@ class Placement {
   std::vector<int> cold_;       // ranks with room under the cap, in rank order
   std::vector<int64_t> exports_;
 
-  std::vector<int64_t> surplus_, spare_, left_;
-  std::vector<int> slots_;
-  double cost_ = 0;
-  std::vector<Piece> pieces_;
-  std::vector<std::vector<int>> pieces_of_home_;  // piece indices per home rank, in order
-  std::vector<int> held_;  // per rank, the experts of its pieces (K entries, K - slots used)
-  std::vector<Bin> open_other_;  // open bins by (room, rank) (two-level topologies only)
-  std::vector<int64_t> indexed_;  // per bin, the room open_other_ has it under (-1: absent)
-  int deferred_node_ = -1;        // the node being covered: its bins are reconciled at the end
-  std::vector<Undo> log_;
+  // Everything a cover changes; Place copies it once to try the second node order from the
+  // same start.
+  struct State {
+    std::vector<int64_t> surplus, spare, left;
+    std::vector<int> slots;
+    double cost = 0;
+    std::vector<Piece> pieces;
+    // Pieces of each home rank in order, as a list: first[h], then next[piece] (-1 ends).
+    std::vector<int> first, last, next;
+    std::vector<int> held;           // per rank, the experts of its pieces (K entries)
+    std::vector<Bin> open_other;     // open bins by (room, rank) (two-level topologies only)
+    std::vector<int64_t> indexed;    // per bin, the room open_other has it under (-1: absent)
+  };
+  State st_, base_;
+  int deferred_node_ = -1;  // the node being covered: its bins are reconciled at the end
   std::vector<Bin> same_bins_, other_bins_;  // CoverInTwo's scratch
   std::vector<int> hot_;                     // CoverNode's scratch
   Sketch sketch_;
