@@ -565,9 +565,17 @@ std::vector<int> Placement::NodeOrder() {
   const int R = request_->ranks();
   exports_.assign(static_cast<size_t>(topo.nodes()), 0);
   if (tree_) {
-    for (const TransportFlow& f : SolveTreeTransport(topo, *topo.tree_costs(), st_.surplus, st_.spare).flows) {
-      if (!topo.same_node(f.from, f.to)) exports_[topo.node_of(f.from)] += f.amount;
+    supply_ = st_.surplus;
+    demand_ = st_.spare;
+    demand_ranks_.clear();
+    for (int n = 0; n < topo.nodes(); ++n) {
+      for (int r : topo.ranks_of_node(n)) {
+        if (demand_[r] > 0) demand_ranks_.push_back(r);
+      }
     }
+    MatchOnTree(topo, supply_, demand_, demand_ranks_, [&](int from, int to, int64_t amount) {
+      if (!topo.same_node(from, to)) exports_[topo.node_of(from)] += amount;
+    });
   } else {
     std::vector<int> hot, cold;
     for (int r = 0; r < R; ++r) {

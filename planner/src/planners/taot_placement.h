@@ -138,7 +138,9 @@ class Placement {
   TreeCosts tree_costs_;
   std::vector<Replica> resident_;  // sorted
   std::vector<int> cold_;       // ranks with room under the cap, in rank order
-  std::vector<int64_t> exports_;
+  std::vector<int64_t> exports_;  // per node: what the exact rank-level transport sends out
+  std::vector<int64_t> supply_, demand_;  // NodeOrder's scratch
+  std::vector<int> demand_ranks_;
 
   // Everything a cover changes; Place copies it once to try the second node order from the
   // same start.
