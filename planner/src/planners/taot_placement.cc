@@ -158,6 +158,23 @@ int Placement::BestFitOtherNodes(int h, int e, int64_t want) const {
 
 int Placement::BestFitBin(int h, int e, int64_t want, Scope scope) const {
   if (scope == Scope::kOtherNodes && tree_) return BestFitOtherNodes(h, e, want);
+  if (scope == Scope::kSameNode && tree_) {
+    // One cost for the whole node: the tightest bin that fits, else the roomiest.
+    int best = -1;
+    for (int c : request_->topology.ranks_of_node(request_->topology.node_of(h))) {
+      if (c == h || !IsOpen(c) || Holds(e, c)) continue;
+      const int64_t room = st_.spare[c];
+      if (best < 0) {
+        best = c;
+        continue;
+      }
+      const int64_t best_room = st_.spare[best];
+      if (room >= want ? (best_room < want || room < best_room) : (best_room < want && room > best_room)) {
+        best = c;
+      }
+    }
+    return best;
+  }
   // The cheapest bin that takes the whole piece, the tightest of those; failing that, the
   // roomiest bin (the biggest piece), the cheapest of those; ties to the lower rank.
   auto key = [&](int c) {
