@@ -41,9 +41,11 @@ void MatchOnTree(const Topology& topology, std::span<int64_t> supply, std::span<
   // Fills the demands of `demands` from the supplies of `supplies`, both in order.
   auto match = [&](auto s, auto s_end, auto d, auto d_end) {
     while (true) {
-      while (s != s_end && supply[*s] == 0) ++s;
+      // Demands first: once they are met the supplies need no scan.
       while (d != d_end && demand[*d] == 0) ++d;
-      if (s == s_end || d == d_end) return;
+      if (d == d_end) return;
+      while (s != s_end && supply[*s] == 0) ++s;
+      if (s == s_end) return;
       move(*s, *d);
     }
   };
