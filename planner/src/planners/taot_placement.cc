@@ -28,6 +28,7 @@ void Placement::Prepare(const PlanRequest& request, const LoadSums& sums) {
   resident_ = request.resident;
   std::sort(resident_.begin(), resident_.end());
   st_.held.assign(static_cast<size_t>(request.ranks()) * request.slots_per_rank, 0);
+  sketch_.Resize(request.ranks(), request.experts);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -319,41 +320,51 @@ std::optional<Placement::Option> Placement::CoverInTwo(int h) {
 // ---------------------------------------------------------------------------------------------
 // Sketches: what a cover of h would change, tried without changing the state.
 
-int64_t Placement::Sketch::Used(int c) const {
-  int64_t used = 0;
-  for (const Touch& t : touches) used += t.bin == c ? t.amount : 0;
-  return used;
+void Placement::Sketch::Resize(int ranks, int experts) {
+  touches.clear();
+  used.assign(static_cast<size_t>(ranks), 0);
+  new_pieces.assign(static_cast<size_t>(ranks), 0);
+  taken.assign(static_cast<size_t>(experts), 0);
 }
 
-int Placement::Sketch::NewPieces(int c) const {
-  int n = 0;
-  for (const Touch& t : touches) n += t.bin == c && t.new_piece;
-  return n;
+void Placement::Sketch::Start(int hot, int64_t surplus) {
+  Truncate(0);
+  h = hot;
+  rem = surplus;
+  cost = 0;
 }
 
-int64_t Placement::Sketch::Taken(int e) const {
-  int64_t taken = 0;
-  for (const Touch& t : touches) taken += t.expert == e ? t.amount : 0;
-  return taken;
+void Placement::Sketch::Add(int e, int c, int64_t amount, bool new_piece, double piece_cost) {
+  touches.push_back({e, c, amount, new_piece});
+  used[c] += amount;
+  new_pieces[c] += new_piece;
+  taken[e] += amount;
+  rem -= amount;
+  cost += piece_cost;
+}
+
+void Placement::Sketch::Truncate(size_t n) {
+  while (touches.size() > n) {
+    const Touch& t = touches.back();
+    used[t.bin] -= t.amount;
+    new_pieces[t.bin] -= t.new_piece;
+    taken[t.expert] -= t.amount;
+    touches.pop_back();
+  }
 }
 
 bool Placement::Sketch::Placed(int e, int c) const {
+  if (new_pieces[c] == 0) return false;
   for (const Touch& t : touches) {
     if (t.new_piece && t.expert == e && t.bin == c) return true;
   }
   return false;
 }
 
-void Placement::Sketch::Add(int e, int c, int64_t amount, bool new_piece, double piece_cost) {
-  touches.push_back({e, c, amount, new_piece});
-  rem -= amount;
-  cost += piece_cost;
-}
-
-int64_t Placement::SketchRoom(const Sketch& sk, int c) const { return st_.spare[c] - sk.Used(c); }
+int64_t Placement::SketchRoom(const Sketch& sk, int c) const { return st_.spare[c] - sk.used[c]; }
 
 bool Placement::SketchCanHost(const Sketch& sk, int e, int c) const {
-  return c != sk.h && SketchRoom(sk, c) > 0 && st_.slots[c] - sk.NewPieces(c) > 0 && !Holds(e, c) &&
+  return c != sk.h && SketchRoom(sk, c) > 0 && st_.slots[c] - sk.new_pieces[c] > 0 && !Holds(e, c) &&
          !sk.Placed(e, c);
 }
 
@@ -362,7 +373,7 @@ int Placement::SketchLargestExpert(const Sketch& sk) const {
   int best = -1;
   int64_t best_left = 0;
   for (int e = sk.h * per_rank; e < (sk.h + 1) * per_rank; ++e) {
-    const int64_t left = st_.left[e] - sk.Taken(e);
+    const int64_t left = st_.left[e] - sk.taken[e];
     if (left > best_left) {
       best = e;
       best_left = left;
@@ -375,7 +386,7 @@ int Placement::SketchBestFitOther(const Sketch& sk, int e, int64_t want) const {
   const Topology& topo = request_->topology;
   // A bin the sketch touched has less room than its place in st_.open_other says, so those few are
   // weighed apart from the untouched ones, which the sorted index answers as usual.
-  auto untouched = [&](int c) { return sk.Used(c) == 0 && sk.NewPieces(c) == 0; };
+  auto untouched = [&](int c) { return sk.used[c] == 0 && sk.new_pieces[c] == 0; };
   auto eligible = [&](int c) { return !topo.same_node(sk.h, c) && SketchCanHost(sk, e, c); };
   int fit = -1, roomy = -1;
   auto better_fit = [&](int c) {
@@ -426,13 +437,13 @@ void Placement::SketchCoverOtherNodes(Sketch& sk) const {
     if (sk.rem == 0) break;
     const Piece& p = st_.pieces[i];
     if (topo.same_node(sk.h, p.rank)) continue;
-    const int64_t add = std::min({sk.rem, st_.left[p.expert] - sk.Taken(p.expert), SketchRoom(sk, p.rank)});
+    const int64_t add = std::min({sk.rem, st_.left[p.expert] - sk.taken[p.expert], SketchRoom(sk, p.rank)});
     if (add > 0) sk.Add(p.expert, p.rank, add, false, 0.0);
   }
   while (sk.rem > 0) {
     const int e = SketchLargestExpert(sk);
     if (e < 0) return;
-    const int64_t want = std::min(sk.rem, st_.left[e] - sk.Taken(e));
+    const int64_t want = std::min(sk.rem, st_.left[e] - sk.taken[e]);
     const int c = SketchBestFitOther(sk, e, want);
     if (c < 0) return;
     sk.Add(e, c, std::min(want, SketchRoom(sk, c)), true, PieceCost(sk.h, e, c));
@@ -452,10 +463,7 @@ bool Placement::NextInside(const Sketch& sk, int& e, int& c) const {
 
 int Placement::PlanSplit(int h, std::tuple<int64_t, double>& best_key) {
   Sketch& sk = sketch_;
-  sk.h = h;
-  sk.rem = st_.surplus[h];
-  sk.cost = 0;
-  sk.touches.clear();
+  sk.Start(h, st_.surplus[h]);
   int best_j = 0;
   for (int j = 0;; ++j) {
     const size_t touched = sk.touches.size();
@@ -467,22 +475,19 @@ int Placement::PlanSplit(int h, std::tuple<int64_t, double>& best_key) {
       best_key = key;
       best_j = j;
     }
-    sk.touches.resize(touched);
+    sk.Truncate(touched);
     sk.rem = rem;
     sk.cost = cost;
     int e = -1, c = -1;
     if (sk.rem == 0 || !NextInside(sk, e, c)) break;
-    sk.Add(e, c, std::min({sk.rem, st_.left[e] - sk.Taken(e), SketchRoom(sk, c)}), true, PieceCost(h, e, c));
+    sk.Add(e, c, std::min({sk.rem, st_.left[e] - sk.taken[e], SketchRoom(sk, c)}), true, PieceCost(h, e, c));
   }
   return best_j;
 }
 
 void Placement::ApplySplit(int h, int inside) {
   Sketch& sk = sketch_;
-  sk.h = h;
-  sk.rem = st_.surplus[h];
-  sk.cost = 0;
-  sk.touches.clear();
+  sk.Start(h, st_.surplus[h]);
   for (int j = 0; j < inside; ++j) {
     int e = -1, c = -1;
     NextInside(sk, e, c);

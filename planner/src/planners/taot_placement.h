@@ -81,11 +81,16 @@ class Placement {
     int64_t rem = 0;
     double cost = 0;
     std::vector<Touch> touches;
-    int64_t Used(int c) const;
-    int NewPieces(int c) const;
-    int64_t Taken(int e) const;
-    bool Placed(int e, int c) const;
+    // Sums of the touches, kept in step by Add and Truncate (zero where untouched).
+    std::vector<int64_t> used;     // per rank: tokens added to it
+    std::vector<int> new_pieces;   // per rank: pieces added to it
+    std::vector<int64_t> taken;    // per expert: tokens taken from it
+    void Resize(int ranks, int experts);
+    void Start(int h, int64_t rem);
     void Add(int e, int c, int64_t amount, bool new_piece, double piece_cost);
+    // Forgets the touches after the first n; rem and cost are the caller's to restore.
+    void Truncate(size_t n);
+    bool Placed(int e, int c) const;
   };
 
   void Reset(int64_t cap);
