@@ -1,0 +1,66 @@
+#include "taot/planner/plan_request.h"
+
+#include <gtest/gtest.h>
+
+#include "test_requests.h"
+
+namespace taot {
+namespace {
+
+using testing::MakeRequest;
+
+TEST(ValidateRequestTest, AcceptsAWellFormedRequest) {
+  const PlanRequest r = MakeRequest(4, 8, 2, {{1, 2, 3, 4, 5, 6, 7, 8}});
+  EXPECT_TRUE(ValidateRequest(r).ok());
+  EXPECT_EQ(r.home_of(5), 2);
+}
+
+TEST(ValidateRequestTest, NamesTheBadField) {
+  PlanRequest r = MakeRequest(4, 8, 2, {});
+  r.experts = 6;
+  EXPECT_NE(ValidateRequest(r).message().find("experts: 6 is not divisible"), std::string::npos);
+  r = MakeRequest(4, 8, 2, {});
+  r.slots_per_rank = -1;
+  EXPECT_EQ(ValidateRequest(r).message(), "slots_per_rank: must be >= 0, got -1");
+  r = MakeRequest(4, 8, 2, {});
+  r.load.at(3, 7) = -5;
+  EXPECT_EQ(ValidateRequest(r).message().substr(0, 13), "load[3][7]: m");
+  r = MakeRequest(4, 8, 2, {});
+  r.load = LoadMatrix(3, 8);
+  EXPECT_NE(ValidateRequest(r).message().find("load: must be 4 rows"), std::string::npos);
+  r = MakeRequest(4, 8, 2, {});
+  r.target_imbalance_pct = -1;
+  EXPECT_NE(ValidateRequest(r).message().find("target_imbalance_pct"), std::string::npos);
+  r = MakeRequest(4, 8, 2, {});
+  r.expert_bytes = -3;
+  EXPECT_NE(ValidateRequest(r).message().find("expert_bytes"), std::string::npos);
+}
+
+TEST(ValidateRequestTest, ChecksTheRangeRules) {
+  PlanRequest r = MakeRequest(2, 2, 1, {});
+  r.load.at(0, 0) = kMaxTokensPerEntry + 1;
+  EXPECT_NE(ValidateRequest(r).message().find("load[0][0]"), std::string::npos);
+  r = MakeRequest(64, 128, 1, {});  // 8192 entries of 2^40: 2^53 tokens
+  for (int s = 0; s < 64; ++s) {
+    for (int e = 0; e < 128; ++e) r.load.at(s, e) = kMaxTokensPerEntry;
+  }
+  EXPECT_NE(ValidateRequest(r).message().find("total number of tokens"), std::string::npos);
+}
+
+TEST(ValidateRequestTest, ChecksResidentReplicas) {
+  PlanRequest r = MakeRequest(4, 8, 1, {});
+  r.resident = {{0, 0}};
+  EXPECT_NE(ValidateRequest(r).message().find("resident[0]: rank 0 is the home of expert 0"),
+            std::string::npos);
+  r.resident = {{0, 2}, {0, 2}};
+  EXPECT_NE(ValidateRequest(r).message().find("listed twice"), std::string::npos);
+  r.resident = {{0, 2}, {1, 2}};
+  EXPECT_NE(ValidateRequest(r).message().find("more than 1 resident"), std::string::npos);
+  r.resident = {{9, 2}};
+  EXPECT_NE(ValidateRequest(r).message().find("expert 9 is out of range"), std::string::npos);
+  r.resident = {{0, 2}, {2, 3}};
+  EXPECT_TRUE(ValidateRequest(r).ok());
+}
+
+}  // namespace
+}  // namespace taot

@@ -1,0 +1,125 @@
+// Every built-in planner, run through the same checks (validity, determinism, edge cases).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "taot/planner/load_stats.h"
+#include "taot/planner/registry.h"
+#include "taot/planner/run_planner.h"
+#include "test_requests.h"
+
+namespace taot {
+namespace {
+
+using testing::MakeRequest;
+using testing::RandomRequest;
+
+class PlannerTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::unique_ptr<Planner> NewPlanner() const {
+    return PlannerRegistry::BuiltIn().Create(GetParam()).value();
+  }
+  // Runs the planner through RunPlanner, which validates the request and the plan.
+  ScoredPlan Run(const PlanRequest& request) const {
+    auto planner = NewPlanner();
+    absl::StatusOr<ScoredPlan> out = RunPlanner(*planner, request);
+    EXPECT_TRUE(out.ok()) << GetParam() << ": " << out.status().message();
+    return out.ok() ? *out : ScoredPlan{};
+  }
+};
+
+TEST_P(PlannerTest, ValidOnRandomSkewedCases) {
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    for (auto [ranks, experts] : {std::pair{8, 32}, {16, 64}, {24, 48}}) {
+      const ScoredPlan out = Run(RandomRequest(ranks, experts, 2, seed));
+      EXPECT_LE(out.score.imbalance_after_pct, out.score.imbalance_before_pct + 1e-9) << GetParam();
+    }
+  }
+}
+
+TEST_P(PlannerTest, SameInputSamePlanBitForBit) {
+  const PlanRequest request = RandomRequest(32, 128, 2, 5);
+  auto planner = NewPlanner();
+  const Plan first = planner->MakePlan(request).value();
+  const Plan again = planner->MakePlan(request).value();  // same instance, reused scratch
+  const Plan fresh = NewPlanner()->MakePlan(request).value();
+  EXPECT_EQ(first, again);
+  EXPECT_EQ(first, fresh);
+}
+
+TEST_P(PlannerTest, ResidentListOrderDoesNotMatter) {
+  PlanRequest a = RandomRequest(16, 64, 2, 9);
+  a.resident = {{0, 5}, {9, 3}, {20, 12}, {33, 1}};
+  PlanRequest b = a;
+  std::reverse(b.resident.begin(), b.resident.end());
+  EXPECT_EQ(Run(a).plan, Run(b).plan);
+}
+
+TEST_P(PlannerTest, AllTokensOnOneExpert) {
+  std::vector<std::vector<int64_t>> rows(16, std::vector<int64_t>(64, 0));
+  for (auto& row : rows) row[5] = 1000;
+  const ScoredPlan out = Run(MakeRequest(16, 64, 2, rows));
+  EXPECT_GE(out.score.imbalance_before_pct, 1499.0);
+}
+
+TEST_P(PlannerTest, ZeroLoad) {
+  const ScoredPlan out = Run(MakeRequest(8, 16, 2, {}));
+  EXPECT_DOUBLE_EQ(out.score.imbalance_after_pct, 0.0);
+}
+
+TEST_P(PlannerTest, OneNode) { Run(RandomRequest(8, 32, 2, 3, /*ranks_per_node=*/8)); }
+
+TEST_P(PlannerTest, RanksNotAMultipleOfEight) {
+  Run(RandomRequest(12, 48, 2, 4));
+  Run(RandomRequest(20, 40, 1, 5));
+  Run(RandomRequest(5, 5, 3, 6, /*ranks_per_node=*/2));
+}
+
+TEST_P(PlannerTest, NoSlots) {
+  const ScoredPlan out = Run(RandomRequest(16, 64, 0, 7));
+  EXPECT_TRUE(out.plan.replicas.empty());
+  EXPECT_DOUBLE_EQ(out.score.imbalance_after_pct, out.score.imbalance_before_pct);
+}
+
+TEST_P(PlannerTest, MoreSlotsThanUseful) { Run(RandomRequest(8, 16, 16, 8)); }
+
+TEST_P(PlannerTest, OneRank) { Run(RandomRequest(1, 4, 2, 2)); }
+
+TEST_P(PlannerTest, GeneralCostMatrix) {
+  PlanRequest request = RandomRequest(6, 12, 2, 10);
+  std::vector<double> cost(36);
+  for (int a = 0; a < 6; ++a) {
+    for (int b = 0; b < 6; ++b) cost[a * 6 + b] = a == b ? 0.0 : 1.0 + (a * 7 + b * 3) % 5;
+  }
+  request.topology = *Topology::FromMatrix({0, 0, 0, 1, 1, 1}, cost);
+  ASSERT_FALSE(request.topology.tree_costs().has_value());
+  Run(request);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllPlanners, PlannerTest,
+                         ::testing::ValuesIn(PlannerRegistry::BuiltIn().names()),
+                         [](const auto& param_info) {
+                           std::string name = param_info.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+TEST(RegistryTest, ListsEveryPlannerWithTaotFirst) {
+  const std::vector<std::string> names = PlannerRegistry::BuiltIn().names();
+  EXPECT_EQ(names, (std::vector<std::string>{"taot", "taot-paper", "echo", "llep", "eplb", "lplb", "none"}));
+}
+
+TEST(RegistryTest, UnknownPlannerAndBadParametersAreClearErrors) {
+  const auto unknown = PlannerRegistry::BuiltIn().Create("magic");
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(unknown.status().message().find("unknown planner 'magic' (known: taot, "), std::string::npos);
+  const auto bad_key = PlannerRegistry::BuiltIn().Create("taot", {{"tarrget", "3"}});
+  EXPECT_NE(bad_key.status().message().find("unknown parameter 'tarrget'"), std::string::npos);
+  const auto bad_value = PlannerRegistry::BuiltIn().Create("llep", {{"min_chunk", "lots"}});
+  EXPECT_NE(bad_value.status().message().find("parameter min_chunk: must be an integer"), std::string::npos);
+  EXPECT_TRUE(PlannerRegistry::BuiltIn().Create("taot", {{"target_imbalance_pct", "5"}}).ok());
+}
+
+}  // namespace
+}  // namespace taot

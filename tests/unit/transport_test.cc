@@ -1,0 +1,163 @@
+// The exact transport solvers against brute force on tiny cases, and against each other.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <limits>
+#include <random>
+
+#include "taot/planner/solvers/max_flow.h"
+#include "taot/planner/solvers/min_cost_transport.h"
+#include "taot/planner/solvers/tree_transport.h"
+
+namespace taot {
+namespace {
+
+// Minimum cost of moving min(sum supply, sum demand) units, by enumerating every integer flow.
+double BruteForce(const std::vector<int64_t>& supply, const std::vector<int64_t>& demand,
+                  const std::vector<double>& cost) {
+  const size_t m = supply.size(), n = demand.size();
+  int64_t total_s = 0, total_d = 0;
+  for (int64_t x : supply) total_s += x;
+  for (int64_t x : demand) total_d += x;
+  const int64_t moved = std::min(total_s, total_d);
+  std::vector<int64_t> s = supply, d = demand;
+  double best = std::numeric_limits<double>::infinity();
+  std::function<void(size_t, int64_t, double)> go = [&](size_t cell, int64_t sent, double acc) {
+    if (acc >= best) return;
+    if (cell == m * n) {
+      if (sent == moved) best = acc;
+      return;
+    }
+    const size_t i = cell / n, j = cell % n;
+    for (int64_t f = std::min(s[i], d[j]); f >= 0; --f) {
+      s[i] -= f;
+      d[j] -= f;
+      go(cell + 1, sent + f, acc + static_cast<double>(f) * cost[i * n + j]);
+      s[i] += f;
+      d[j] += f;
+    }
+  };
+  go(0, 0, 0.0);
+  return best;
+}
+
+double Cost(const TransportPlan& plan, const std::vector<double>& cost, size_t n) {
+  double c = 0;
+  for (const TransportFlow& f : plan.flows) c += static_cast<double>(f.amount) * cost[f.from * n + f.to];
+  return c;
+}
+
+void ExpectFeasible(const TransportPlan& plan, const std::vector<int64_t>& supply,
+                    const std::vector<int64_t>& demand) {
+  std::vector<int64_t> s(supply.size(), 0), d(demand.size(), 0);
+  int64_t moved = 0;
+  for (const TransportFlow& f : plan.flows) {
+    ASSERT_GT(f.amount, 0);
+    s[f.from] += f.amount;
+    d[f.to] += f.amount;
+    moved += f.amount;
+  }
+  int64_t total_s = 0, total_d = 0;
+  for (size_t i = 0; i < supply.size(); ++i) {
+    EXPECT_LE(s[i], supply[i]);
+    total_s += supply[i];
+  }
+  for (size_t j = 0; j < demand.size(); ++j) {
+    EXPECT_LE(d[j], demand[j]);
+    total_d += demand[j];
+  }
+  EXPECT_EQ(moved, std::min(total_s, total_d));
+}
+
+TEST(MinCostTransportTest, MatchesBruteForceOnTinyCases) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 300; ++round) {
+    const size_t m = 1 + rng() % 3, n = 1 + rng() % 3;
+    std::vector<int64_t> supply(m), demand(n);
+    for (auto& x : supply) x = rng() % 4;
+    for (auto& x : demand) x = rng() % 4;
+    std::vector<double> cost(m * n);
+    for (auto& c : cost) c = static_cast<double>(rng() % 10);
+    const TransportPlan plan = SolveMinCostTransport(supply, demand, cost);
+    ExpectFeasible(plan, supply, demand);
+    EXPECT_DOUBLE_EQ(Cost(plan, cost, n), BruteForce(supply, demand, cost)) << "round " << round;
+    EXPECT_DOUBLE_EQ(plan.cost, Cost(plan, cost, n));
+  }
+}
+
+TEST(TreeTransportTest, MatchesBruteForceAndTheGeneralSolver) {
+  std::mt19937 rng(11);
+  for (int round = 0; round < 300; ++round) {
+    const int ranks = 2 + static_cast<int>(rng() % 3);
+    std::vector<int> node_of(static_cast<size_t>(ranks));
+    for (auto& n : node_of) n = static_cast<int>(rng() % 2);
+    const Topology topo = *Topology::FromNodes(node_of, 1.0 + rng() % 4);
+    std::vector<int64_t> supply(static_cast<size_t>(ranks)), demand(static_cast<size_t>(ranks));
+    for (auto& x : supply) x = rng() % 3;
+    for (auto& x : demand) x = rng() % 3;
+    std::vector<double> cost(static_cast<size_t>(ranks * ranks));
+    for (int a = 0; a < ranks; ++a) {
+      for (int b = 0; b < ranks; ++b) cost[a * ranks + b] = topo.cost(a, b);
+    }
+    const TransportPlan tree = SolveTreeTransport(topo, *topo.tree_costs(), supply, demand);
+    ExpectFeasible(tree, supply, demand);
+    EXPECT_DOUBLE_EQ(tree.cost, Cost(tree, cost, ranks));
+    if (ranks <= 3) {
+      EXPECT_DOUBLE_EQ(tree.cost, BruteForce(supply, demand, cost)) << "round " << round;
+    }
+    EXPECT_DOUBLE_EQ(tree.cost, SolveMinCostTransport(supply, demand, cost).cost) << "round " << round;
+  }
+}
+
+TEST(TreeTransportTest, LargerCasesAgreeWithTheGeneralSolver) {
+  std::mt19937 rng(3);
+  for (int round = 0; round < 20; ++round) {
+    const int ranks = 8 + static_cast<int>(rng() % 40);
+    const Topology topo = *Topology::Uniform(ranks, 1 + static_cast<int>(rng() % 8), 3.0);
+    std::vector<int64_t> supply(static_cast<size_t>(ranks)), demand(static_cast<size_t>(ranks));
+    for (int r = 0; r < ranks; ++r) {
+      (rng() % 2 ? supply : demand)[r] = rng() % 1000;
+    }
+    std::vector<double> cost(static_cast<size_t>(ranks * ranks));
+    for (int a = 0; a < ranks; ++a) {
+      for (int b = 0; b < ranks; ++b) cost[a * ranks + b] = topo.cost(a, b);
+    }
+    const TransportPlan tree = SolveTreeTransport(topo, *topo.tree_costs(), supply, demand);
+    ExpectFeasible(tree, supply, demand);
+    EXPECT_DOUBLE_EQ(tree.cost, SolveMinCostTransport(supply, demand, cost).cost);
+  }
+}
+
+TEST(TreeTransportTest, SinkTakesTheRestWithoutFlows) {
+  const Topology topo = *Topology::Uniform(4, 2, 3.0);
+  std::vector<int64_t> supply = {5, 5, 5, 5};
+  std::vector<int64_t> demand = {0, 0, 4, 16};  // rank 3 is the sink
+  const std::vector<int> ranks = {2, 3};
+  int64_t to_rank2 = 0, inter = 0;
+  MatchOnTree(topo, supply, demand, ranks, [&](int from, int to, int64_t amount) {
+    // The sink still takes its own rank and node at the node level, but nothing after.
+    if (to == 3) {
+      EXPECT_TRUE(topo.same_node(from, to));
+      return;
+    }
+    to_rank2 += amount;
+    if (!topo.same_node(from, to)) inter += amount;
+  }, /*sink=*/3);
+  EXPECT_EQ(to_rank2, 4);
+  EXPECT_EQ(inter, 0);  // rank 2 is served from its own rank and node
+  EXPECT_EQ(demand[3], 0);
+}
+
+TEST(MaxFlowTest, SmallNetwork) {
+  MaxFlow f(4);
+  const int a = f.AddEdge(0, 1, 3);
+  const int b = f.AddEdge(0, 2, 2);
+  f.AddEdge(1, 2, 5);
+  f.AddEdge(1, 3, 2);
+  f.AddEdge(2, 3, 3);
+  EXPECT_EQ(f.Solve(0, 3), 5);
+  EXPECT_EQ(f.flow(a) + f.flow(b), 5);
+}
+
+}  // namespace
+}  // namespace taot
