@@ -184,7 +184,8 @@ int Placement::BestFitBin(int h, int e, int64_t want, Scope scope) const {
     return std::make_tuple(!fits, fits ? cost : 0.0, fits ? st_.spare[c] : -st_.spare[c], cost);
   };
   const std::vector<int>& candidates =
-      scope == Scope::kSameNode ? request_->topology.ranks_of_node(request_->topology.node_of(h)) : cold_;
+      scope == Scope::kSameNode ? request_->topology.ranks_of_node(request_->topology.node_of(h))
+                                : request_->topology.all_ranks();
   int best = -1;
   for (int c : candidates) {
     if (!CanHost(h, e, c, scope)) continue;
@@ -241,7 +242,7 @@ std::optional<Placement::Option> Placement::CoverInTwo(int h) {
   const std::vector<Bin>* other = &st_.open_other;
   if (!tree_) {
     other_bins_.clear();
-    for (int c : cold_) {
+    for (int c : topo.all_ranks()) {
       if (IsOpen(c) && !topo.same_node(h, c)) other_bins_.push_back({st_.spare[c], c});
     }
     std::sort(other_bins_.begin(), other_bins_.end());
@@ -425,7 +426,7 @@ int Placement::SketchBestFitOther(const Sketch& sk, int e, int64_t want) const {
     const double cost = PieceCost(sk.h, e, c);
     return std::make_tuple(!fits, fits ? cost : 0.0, fits ? room : -room, cost);
   };
-  for (int c : cold_) {
+  for (int c : request_->topology.all_ranks()) {
     if (eligible(c) && (best < 0 || key(c) < key(best))) best = c;
   }
   return best;
@@ -522,6 +523,23 @@ void Placement::BestCover(int h) {
   }
 }
 
+void Placement::Export(int h, int e, int c, int64_t amount) {
+  AddPiece(h, e, c, amount);
+  if (st_.surplus[h] < 0) {
+    // h sent more than its surplus: the rest of the expert's piece is room for its node-mates.
+    st_.spare[h] -= st_.surplus[h];
+    st_.surplus[h] = 0;
+    if (tree_ && request_->topology.node_of(h) != deferred_node_) Reconcile(h);
+  }
+}
+
+void Placement::CoverHot() {
+  for (int h : hot_) PlaceWhole(h);
+  for (int h : hot_) {
+    if (st_.surplus[h] > 0) BestCover(h);
+  }
+}
+
 void Placement::CoverNode(int node) {
   deferred_node_ = node;
   hot_.clear();
@@ -529,9 +547,38 @@ void Placement::CoverNode(int node) {
     if (st_.surplus[r] > 0) hot_.push_back(r);
   }
   std::stable_sort(hot_.begin(), hot_.end(), [&](int a, int b) { return st_.surplus[a] > st_.surplus[b]; });
-  for (int h : hot_) PlaceWhole(h);
-  for (int h : hot_) {
-    if (st_.surplus[h] > 0) BestCover(h);
+  const int carriers_max = exports_[node] > 0 ? std::min<int>(kMaxCarriers, static_cast<int>(hot_.size())) : 0;
+  if (carriers_max == 0) {
+    CoverHot();
+  } else {
+    // A node that must export: also try letting its hot ranks with the biggest experts carry
+    // whole experts across nodes (one inter-node piece each, bigger than their own surplus),
+    // so that node-mates cover themselves inside the node in the room that leaves.
+    std::vector<int> by_expert = hot_;
+    std::stable_sort(by_expert.begin(), by_expert.end(), [&](int a, int b) {
+      return st_.left[LargestExpert(a)] > st_.left[LargestExpert(b)];
+    });
+    node_start_ = st_;
+    std::tuple<int64_t, double> best_key;
+    for (int carriers = 0; carriers <= carriers_max; ++carriers) {
+      if (carriers > 0) st_ = node_start_;
+      for (int i = 0; i < carriers; ++i) {
+        const int h = by_expert[i];
+        const int e = LargestExpert(h);
+        if (e < 0) continue;
+        const int c = BestFitBin(h, e, st_.left[e], Scope::kOtherNodes);
+        if (c >= 0) Export(h, e, c, std::min(st_.left[e], st_.spare[c]));
+      }
+      CoverHot();
+      int64_t unmet = 0;
+      for (int r : request_->topology.ranks_of_node(node)) unmet += st_.surplus[r];
+      const std::tuple<int64_t, double> key{unmet, st_.cost};
+      if (carriers == 0 || key < best_key) {
+        best_key = key;
+        node_best_ = st_;
+      }
+    }
+    st_ = node_best_;
   }
   deferred_node_ = -1;
   if (tree_) {
@@ -558,13 +605,10 @@ void Placement::Reset(int64_t cap) {
   st_.first.assign(static_cast<size_t>(R), -1);
   st_.last.assign(static_cast<size_t>(R), -1);
   st_.next.clear();
-  cold_.clear();
   st_.open_other.clear();
   st_.indexed.assign(static_cast<size_t>(R), -1);
   deferred_node_ = -1;
   for (int r = 0; r < R; ++r) {
-    if (st_.spare[r] == 0) continue;
-    cold_.push_back(r);
     if (tree_ && IsOpen(r)) {
       st_.open_other.push_back({st_.spare[r], r});
       st_.indexed[r] = st_.spare[r];

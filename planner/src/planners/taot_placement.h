@@ -43,6 +43,9 @@ using Piece = GuestShare;
 // bins are kept sorted by room, so a best-fit query is a binary search.
 class Placement {
  public:
+  // How many of an exporting node's hot ranks CoverNode tries as carriers of whole experts.
+  static constexpr int kMaxCarriers = 3;
+
   // Binds the placement to one request (the references must outlive the Place calls); buffers
   // are kept between requests, so a planner that reuses one Placement allocates little.
   void Prepare(const PlanRequest& request, const LoadSums& sums);
@@ -97,6 +100,10 @@ class Placement {
   void UseResident();
   std::vector<int> NodeOrder();
   void CoverNode(int node);
+  // PlaceWhole for every hot rank of the node, then BestCover for those still hot.
+  void CoverHot();
+  // A piece of h's expert e to c that may exceed h's surplus; the excess becomes room on h.
+  void Export(int h, int e, int c, int64_t amount);
   // Greedy: biggest expert, best-fit bin, until h is covered or the scope has no room.
   void CoverRank(int h, Scope scope);
   // One piece inside h's node that finishes h, if some bin fits it whole.
@@ -142,7 +149,6 @@ class Placement {
   bool tree_ = false;
   TreeCosts tree_costs_;
   std::vector<Replica> resident_;  // sorted
-  std::vector<int> cold_;       // ranks with room under the cap, in rank order
   std::vector<int64_t> exports_;  // per node: what the exact rank-level transport sends out
   std::vector<int64_t> supply_, demand_;  // NodeOrder's scratch
   std::vector<int> demand_ranks_;
@@ -160,7 +166,7 @@ class Placement {
     std::vector<Bin> open_other;     // open bins by (room, rank) (two-level topologies only)
     std::vector<int64_t> indexed;    // per bin, the room open_other has it under (-1: absent)
   };
-  State st_, base_;
+  State st_, base_, node_start_, node_best_;
   int deferred_node_ = -1;  // the node being covered: its bins are reconciled at the end
   std::vector<Bin> same_bins_, other_bins_;  // CoverInTwo's scratch
   std::vector<int> hot_;                     // CoverNode's scratch
