@@ -102,17 +102,21 @@ def run(args):
                                      "--target-imbalance", repr(t), "-i", paths[name]]))
                 plans.put(k, {"case": name, "target": t, "stats": row["stats"]})
 
-    def milp_job(name, target):
-        key = f"{name}|{target:g}"
+    def milp_job(name, target, full):
+        key = f"{name}|{target:g}" + ("|full" if full else "")
         if milp.get(key) is None:
             out = sh(["/usr/bin/python3", os.path.join(HERE, "milp_reference.py"), paths[name],
-                      "--target", str(target), "--time-limit", str(args.milp_time_limit)])
+                      "--target", str(target), "--time-limit",
+                      str(args.full_time_limit if full else args.milp_time_limit)] + (["--full"] if full else []))
             milp.put(key, dict(json.loads(out), case=name))
 
     names = list(paths)
     jobs = [(planners_job, (n,)) for n in names]
     if not args.skip_milp:
-        jobs += [(milp_job, (n, t)) for n in names for t in MILP_TARGETS]
+        jobs += [(milp_job, (n, t, False)) for n in names for t in MILP_TARGETS]
+        # The full model (chains allowed) is the exact optimum but slow: a few seeds per group.
+        jobs += [(milp_job, (n, t, True)) for n in names for t in MILP_TARGETS
+                 if int(n.rsplit("_s", 1)[1]) <= args.full_seeds]
     done = 0
     with futures.ThreadPoolExecutor(args.jobs) as pool:
         for f in futures.as_completed([pool.submit(fn, *a) for fn, a in jobs]):
@@ -134,6 +138,8 @@ def main():
     r.add_argument("--skip-milp", action="store_true")
     r.add_argument("--refresh-planners", action="store_true", help="rerun the planners, keep the MILP cache")
     r.add_argument("--milp-time-limit", type=float, default=300)
+    r.add_argument("--full-seeds", type=int, default=3, help="seeds per group for the full MILP")
+    r.add_argument("--full-time-limit", type=float, default=120)
     p = sub.add_parser("report")
     p.add_argument("--out", required=True)
     p.add_argument("--doc")

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <iostream>
 #include <limits>
 #include <random>
 
@@ -37,10 +38,9 @@ bool Fits(const PlanRequest& r, const std::vector<int64_t>& totals, const std::v
   return flow.Solve(source, sink) == total;
 }
 
-// The cheapest set of direct replicas (K = 1) that meets the cap, by enumeration; infinity if
-// none does. Direct: an expert of a rank above the cap onto a rank below it, the space taot and
-// tests/bench/milp_reference.py search (no chains through a rank that sheds what it takes in).
-double ExactCost(const PlanRequest& r, int64_t cap) {
+// The cheapest replica set (K = 1) that meets the cap, by enumeration of every set; infinity if
+// none does. With `direct_only`, only an expert of a rank above the cap onto a rank below it.
+double ExactCost(const PlanRequest& r, int64_t cap, bool direct_only) {
   const std::vector<int64_t> totals = ExpertTotals(r);
   const std::vector<int64_t> loads = RankLoadsBefore(r);
   std::vector<Replica> chosen;
@@ -52,9 +52,9 @@ double ExactCost(const PlanRequest& r, int64_t cap) {
       return;
     }
     go(rank + 1, cost);
-    if (loads[rank] >= cap) return;
+    if (direct_only && loads[rank] >= cap) return;
     for (int e = 0; e < r.experts; ++e) {
-      if (r.home_of(e) == rank || loads[r.home_of(e)] <= cap) continue;
+      if (r.home_of(e) == rank || (direct_only && loads[r.home_of(e)] <= cap)) continue;
       chosen.push_back({e, rank});
       go(rank + 1, cost + r.topology.cost(r.home_of(e), rank));
       chosen.pop_back();
@@ -64,9 +64,9 @@ double ExactCost(const PlanRequest& r, int64_t cap) {
   return best;
 }
 
-TEST(TaotTest, MeetsTheTargetWheneverAnExactSearchOfDirectReplicasCan) {
+TEST(TaotTest, MeetsTheTargetWheneverDirectReplicasCanAndNeverBeatsTheOptimum) {
   std::mt19937_64 rng(2024);
-  int reachable = 0;
+  int reachable = 0, chains_only = 0;
   double taot_cost = 0, exact_cost = 0;
   for (int round = 0; round < 60; ++round) {
     PlanRequest r = testing::RandomRequest(4, 8, 1, rng(), /*ranks_per_node=*/2);
@@ -74,22 +74,29 @@ TEST(TaotTest, MeetsTheTargetWheneverAnExactSearchOfDirectReplicasCan) {
     const std::vector<int64_t> loads = RankLoadsBefore(r);
     int64_t total = 0;
     for (int64_t l : loads) total += l;
-    const double exact = ExactCost(r, LoadCap(total, r.ranks(), *r.target_imbalance_pct));
+    const int64_t cap = LoadCap(total, r.ranks(), *r.target_imbalance_pct);
+    const double exact = ExactCost(r, cap, /*direct_only=*/false);
+    const double direct = ExactCost(r, cap, /*direct_only=*/true);
     const ScoredPlan out = RunTaot(r);
-    if (exact == std::numeric_limits<double>::infinity()) {
-      EXPECT_EQ(out.plan.target_missed, !out.score.target_met);
+    EXPECT_EQ(out.plan.target_missed, !out.score.target_met) << "round " << round;
+    if (out.score.target_met) {
+      EXPECT_GE(out.score.weighted_cost, exact) << "round " << round;
+    }
+    if (direct == std::numeric_limits<double>::infinity()) {
+      chains_only += exact != std::numeric_limits<double>::infinity();
       continue;
     }
     ++reachable;
     EXPECT_TRUE(out.score.target_met) << "round " << round;
-    EXPECT_FALSE(out.plan.target_missed) << "round " << round;
-    EXPECT_GE(out.score.weighted_cost, exact);
     taot_cost += out.score.weighted_cost;
     exact_cost += exact;
   }
   EXPECT_GT(reachable, 20);
-  // A guard on quality, not a bound the method promises: measured 1.0x here.
-  EXPECT_LE(taot_cost, 1.10 * exact_cost);
+  // A guard against regressions, not a bound the method promises: these 4-rank, one-slot cases
+  // are where chains matter most (measured 1.15x the true optimum).
+  EXPECT_LE(taot_cost, 1.20 * exact_cost);
+  std::cout << reachable << " reachable with direct replicas, " << chains_only
+            << " only with chains; taot / optimum = " << taot_cost / exact_cost << "\n";
 }
 
 TEST(TaotTest, ReusesAResidentReplicaForFree) {

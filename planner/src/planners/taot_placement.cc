@@ -497,6 +497,50 @@ void Placement::ApplySplit(int h, int inside) {
   if (st_.surplus[h] > 0) CoverRank(h, Scope::kOtherNodes);
 }
 
+std::optional<Placement::Handoff> Placement::PlanHandoff(int h) const {
+  if (!tree_) return std::nullopt;
+  const Topology& topo = request_->topology;
+  const int per_rank = request_->experts_per_rank();
+  const int64_t rem = st_.surplus[h];
+  int e = -1;
+  for (int x = h * per_rank; x < (h + 1) * per_rank; ++x) {
+    if (st_.left[x] >= rem && (e < 0 || st_.left[x] > st_.left[e])) e = x;
+  }
+  if (e < 0) return std::nullopt;
+  std::optional<Handoff> best;
+  std::vector<int64_t> own(static_cast<size_t>(per_rank));
+  for (int n = 0; n < topo.nodes(); ++n) {
+    if (n == topo.node_of(h)) continue;
+    int64_t node_room = 0;
+    for (int r : topo.ranks_of_node(n)) node_room += IsOpen(r) ? st_.spare[r] : 0;
+    for (int g : topo.ranks_of_node(n)) {
+      if (st_.surplus[g] > 0 || st_.slots[g] == 0 || Holds(e, g)) continue;
+      const int64_t overflow = rem - st_.spare[g];
+      if (overflow <= 0 || node_room - (IsOpen(g) ? st_.spare[g] : 0) < overflow) continue;
+      // g sheds its biggest experts to its node-mates, one intra-node piece each.
+      for (int i = 0; i < per_rank; ++i) own[i] = st_.left[g * per_rank + i];
+      std::sort(own.begin(), own.end(), std::greater<>());
+      int sheds = 0;
+      int64_t shed = 0;
+      while (sheds < per_rank && shed < overflow) shed += own[sheds++];
+      if (shed < overflow) continue;
+      const double cost = PieceCost(h, e, g) + sheds * tree_costs_.intra;
+      if (!best || std::make_tuple(cost, overflow, g) < std::make_tuple(best->cost, best->overflow, best->receiver)) {
+        best = Handoff{e, g, rem, overflow, cost};
+      }
+    }
+  }
+  return best;
+}
+
+void Placement::ApplyHandoff(int h, const Handoff& handoff) {
+  AddPiece(h, handoff.expert, handoff.receiver, handoff.tokens);
+  const int g = handoff.receiver;
+  st_.surplus[g] = -st_.spare[g];
+  st_.spare[g] = 0;
+  st_.debt += handoff.cost - PieceCost(h, handoff.expert, g);
+}
+
 void Placement::BestCover(int h) {
   GrowPieces(h, Scope::kAnywhere);
   if (st_.surplus[h] == 0) return;
@@ -516,7 +560,13 @@ void Placement::BestCover(int h) {
   }
   std::tuple<int64_t, double> split_key;
   const int inside = PlanSplit(h, split_key);
-  if (two && std::make_tuple(int64_t{0}, two->cost) < split_key) {
+  const std::optional<Handoff> handoff = PlanHandoff(h);
+  const auto two_key = two ? std::make_tuple(int64_t{0}, two->cost) : std::make_tuple(st_.surplus[h] + 1, 0.0);
+  const auto handoff_key =
+      handoff ? std::make_tuple(int64_t{0}, st_.cost + handoff->cost) : std::make_tuple(st_.surplus[h] + 1, 0.0);
+  if (handoff && handoff_key < two_key && handoff_key < split_key) {
+    ApplyHandoff(h, *handoff);
+  } else if (two && two_key < split_key) {
     apply_two();
   } else {
     ApplySplit(h, inside);
@@ -542,6 +592,7 @@ void Placement::CoverHot() {
 
 void Placement::CoverNode(int node) {
   deferred_node_ = node;
+  st_.debt = 0;
   hot_.clear();
   for (int r : request_->topology.ranks_of_node(node)) {
     if (st_.surplus[r] > 0) hot_.push_back(r);
@@ -572,7 +623,7 @@ void Placement::CoverNode(int node) {
       CoverHot();
       int64_t unmet = 0;
       for (int r : request_->topology.ranks_of_node(node)) unmet += st_.surplus[r];
-      const std::tuple<int64_t, double> key{unmet, st_.cost};
+      const std::tuple<int64_t, double> key{unmet, st_.cost + st_.debt};
       if (carriers == 0 || key < best_key) {
         best_key = key;
         node_best_ = st_;
@@ -686,6 +737,11 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces) {
       std::stable_partition(nodes.begin(), nodes.end(), [&](int n) { return exports_[n] > 0; });
     }
     for (int node : nodes) CoverNode(node);
+    // Handoffs leave receivers over the cap in nodes that may already be done: their turn again.
+    for (int node : nodes) {
+      const std::vector<int>& ranks = request_->topology.ranks_of_node(node);
+      if (std::any_of(ranks.begin(), ranks.end(), [&](int r) { return st_.surplus[r] > 0; })) CoverNode(node);
+    }
     for (int h = 0; h < request_->ranks(); ++h) {
       if (st_.surplus[h] > 0) CoverRank(h, Scope::kAnywhere);
     }

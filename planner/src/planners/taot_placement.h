@@ -111,6 +111,18 @@ class Placement {
   // The cheaper of CoverInTwo and SplitCover (or CoverRank from other nodes).
   void BestCover(int h);
   std::optional<Option> CoverInTwo(int h);
+  // A handoff: h's whole surplus in one cross-node piece to a receiver g with less room than
+  // that; g then sheds its own biggest experts to its node-mates (intra-node pieces), so one
+  // inter-node piece and a few cheap ones replace several inter-node pieces.
+  struct Handoff {
+    int expert;
+    int receiver;
+    int64_t tokens;
+    int64_t overflow;  // what the receiver must shed
+    double cost;       // the piece plus the receiver's sheds (estimated)
+  };
+  std::optional<Handoff> PlanHandoff(int h) const;
+  void ApplyHandoff(int h, const Handoff& handoff);
   // The split: j pieces inside the node (biggest expert, roomiest bin), then the rest from other
   // nodes (CoverRank). PlanSplit finds the cheapest j on a sketch and returns it with its
   // (surplus left, cost); ApplySplit makes that cover.
@@ -165,6 +177,7 @@ class Placement {
     std::vector<int> held;           // per rank, the experts of its pieces (K entries)
     std::vector<Bin> open_other;     // open bins by (room, rank) (two-level topologies only)
     std::vector<int64_t> indexed;    // per bin, the room open_other has it under (-1: absent)
+    double debt = 0;  // estimated cost of the sheds that this node's handoffs leave to others
   };
   State st_, base_, node_start_, node_best_;
   int deferred_node_ = -1;  // the node being covered: its bins are reconciled at the end
