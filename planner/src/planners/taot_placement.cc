@@ -72,6 +72,12 @@ void Placement::Shift(int h, int e, int c, int64_t amount, int slots) {
 }
 
 void Placement::AddPiece(int h, int e, int c, int64_t amount) {
+  Undo u{Undo::kAdd, h};
+  u.expert = e;
+  u.bin = c;
+  u.amount = amount;
+  u.old_last = st_.last[h];
+  Log(u);
   const int K = request_->slots_per_rank;
   const int index = static_cast<int>(st_.pieces.size());
   st_.cost += PieceCost(h, e, c);
@@ -84,9 +90,91 @@ void Placement::AddPiece(int h, int e, int c, int64_t amount) {
 }
 
 void Placement::GrowPiece(int h, int piece, int64_t amount) {
+  Undo u{Undo::kGrow, h};
+  u.piece = piece;
+  u.amount = amount;
+  Log(u);
   Piece& p = st_.pieces[piece];
   p.tokens += amount;
   Shift(h, p.expert, p.rank, amount, 0);
+}
+
+void Placement::SetRoom(int r, int64_t surplus, int64_t spare) {
+  Undo u{Undo::kRoom, r};
+  u.surplus = surplus;
+  u.spare = spare;
+  u.old_surplus = st_.surplus[r];
+  u.old_spare = st_.spare[r];
+  Log(u);
+  st_.surplus[r] = surplus;
+  st_.spare[r] = spare;
+  if (tree_ && request_->topology.node_of(r) != deferred_node_) Reconcile(r);
+}
+
+void Placement::AddDebt(double debt) {
+  Undo u{Undo::kDebt, 0};
+  u.debt = debt;
+  Log(u);
+  st_.debt += debt;
+}
+
+void Placement::Log(Undo& u) {
+  u.old_cost = st_.cost;
+  u.old_debt = st_.debt;
+  log_.push_back(u);
+}
+
+void Placement::Rollback(size_t mark, std::vector<Undo>* redo) {
+  const size_t first_undone = redo != nullptr ? redo->size() : 0;
+  while (log_.size() > mark) {
+    const Undo u = log_.back();
+    log_.pop_back();
+    switch (u.kind) {
+      case Undo::kAdd:
+        st_.pieces.pop_back();
+        st_.next.pop_back();
+        (u.old_last < 0 ? st_.first[u.rank] : st_.next[u.old_last]) = -1;
+        st_.last[u.rank] = u.old_last;
+        Shift(u.rank, u.expert, u.bin, -u.amount, -1);
+        break;
+      case Undo::kGrow: {
+        Piece& p = st_.pieces[u.piece];
+        p.tokens -= u.amount;
+        Shift(u.rank, p.expert, p.rank, -u.amount, 0);
+        break;
+      }
+      case Undo::kRoom:
+        st_.surplus[u.rank] = u.old_surplus;
+        st_.spare[u.rank] = u.old_spare;
+        if (tree_ && request_->topology.node_of(u.rank) != deferred_node_) Reconcile(u.rank);
+        break;
+      case Undo::kDebt:
+        break;
+    }
+    st_.cost = u.old_cost;
+    st_.debt = u.old_debt;
+    if (redo != nullptr) redo->push_back(u);
+  }
+  if (redo != nullptr) std::reverse(redo->begin() + static_cast<std::ptrdiff_t>(first_undone), redo->end());
+}
+
+void Placement::Redo(const std::vector<Undo>& changes) {
+  for (const Undo& u : changes) {
+    switch (u.kind) {
+      case Undo::kAdd:
+        AddPiece(u.rank, u.expert, u.bin, u.amount);
+        break;
+      case Undo::kGrow:
+        GrowPiece(u.rank, u.piece, u.amount);
+        break;
+      case Undo::kRoom:
+        SetRoom(u.rank, u.surplus, u.spare);
+        break;
+      case Undo::kDebt:
+        AddDebt(u.debt);
+        break;
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -511,23 +599,27 @@ std::optional<Placement::Handoff> Placement::PlanHandoff(int h) const {
   std::vector<int64_t> own(static_cast<size_t>(per_rank));
   for (int n = 0; n < topo.nodes(); ++n) {
     if (n == topo.node_of(h)) continue;
+    // The roomiest rank of the node leaves the least to shed: it is the receiver to weigh.
     int64_t node_room = 0;
-    for (int r : topo.ranks_of_node(n)) node_room += IsOpen(r) ? st_.spare[r] : 0;
-    for (int g : topo.ranks_of_node(n)) {
-      if (st_.surplus[g] > 0 || st_.slots[g] == 0 || Holds(e, g)) continue;
-      const int64_t overflow = rem - st_.spare[g];
-      if (overflow <= 0 || node_room - (IsOpen(g) ? st_.spare[g] : 0) < overflow) continue;
-      // g sheds its biggest experts to its node-mates, one intra-node piece each.
-      for (int i = 0; i < per_rank; ++i) own[i] = st_.left[g * per_rank + i];
-      std::sort(own.begin(), own.end(), std::greater<>());
-      int sheds = 0;
-      int64_t shed = 0;
-      while (sheds < per_rank && shed < overflow) shed += own[sheds++];
-      if (shed < overflow) continue;
-      const double cost = PieceCost(h, e, g) + sheds * tree_costs_.intra;
-      if (!best || std::make_tuple(cost, overflow, g) < std::make_tuple(best->cost, best->overflow, best->receiver)) {
-        best = Handoff{e, g, rem, overflow, cost};
-      }
+    int g = -1;
+    for (int r : topo.ranks_of_node(n)) {
+      if (!IsOpen(r)) continue;
+      node_room += st_.spare[r];
+      if (!Holds(e, r) && (g < 0 || st_.spare[r] > st_.spare[g])) g = r;
+    }
+    if (g < 0) continue;
+    const int64_t overflow = rem - st_.spare[g];
+    if (overflow <= 0 || node_room - st_.spare[g] < overflow) continue;
+    // g sheds its biggest experts to its node-mates, one intra-node piece each.
+    for (int i = 0; i < per_rank; ++i) own[i] = st_.left[g * per_rank + i];
+    std::sort(own.begin(), own.end(), std::greater<>());
+    int sheds = 0;
+    int64_t shed = 0;
+    while (sheds < per_rank && shed < overflow) shed += own[sheds++];
+    if (shed < overflow) continue;
+    const double cost = PieceCost(h, e, g) + sheds * tree_costs_.intra;
+    if (!best || std::make_tuple(cost, overflow, g) < std::make_tuple(best->cost, best->overflow, best->receiver)) {
+      best = Handoff{e, g, rem, overflow, cost};
     }
   }
   return best;
@@ -536,9 +628,8 @@ std::optional<Placement::Handoff> Placement::PlanHandoff(int h) const {
 void Placement::ApplyHandoff(int h, const Handoff& handoff) {
   AddPiece(h, handoff.expert, handoff.receiver, handoff.tokens);
   const int g = handoff.receiver;
-  st_.surplus[g] = -st_.spare[g];
-  st_.spare[g] = 0;
-  st_.debt += handoff.cost - PieceCost(h, handoff.expert, g);
+  SetRoom(g, -st_.spare[g], 0);
+  AddDebt(handoff.cost - PieceCost(h, handoff.expert, g));
 }
 
 void Placement::BestCover(int h) {
@@ -575,12 +666,8 @@ void Placement::BestCover(int h) {
 
 void Placement::Export(int h, int e, int c, int64_t amount) {
   AddPiece(h, e, c, amount);
-  if (st_.surplus[h] < 0) {
-    // h sent more than its surplus: the rest of the expert's piece is room for its node-mates.
-    st_.spare[h] -= st_.surplus[h];
-    st_.surplus[h] = 0;
-    if (tree_ && request_->topology.node_of(h) != deferred_node_) Reconcile(h);
-  }
+  // h sent more than its surplus: the rest of the expert's piece is room for its node-mates.
+  if (st_.surplus[h] < 0) SetRoom(h, 0, st_.spare[h] - st_.surplus[h]);
 }
 
 void Placement::CoverHot() {
@@ -593,6 +680,7 @@ void Placement::CoverHot() {
 void Placement::CoverNode(int node) {
   deferred_node_ = node;
   st_.debt = 0;
+  log_.clear();
   hot_.clear();
   for (int r : request_->topology.ranks_of_node(node)) {
     if (st_.surplus[r] > 0) hot_.push_back(r);
@@ -609,10 +697,8 @@ void Placement::CoverNode(int node) {
     std::stable_sort(by_expert.begin(), by_expert.end(), [&](int a, int b) {
       return st_.left[LargestExpert(a)] > st_.left[LargestExpert(b)];
     });
-    node_start_ = st_;
-    std::tuple<int64_t, double> best_key;
-    for (int carriers = 0; carriers <= carriers_max; ++carriers) {
-      if (carriers > 0) st_ = node_start_;
+    const size_t start = log_.size();
+    auto try_carriers = [&](int carriers) {
       for (int i = 0; i < carriers; ++i) {
         const int h = by_expert[i];
         const int e = LargestExpert(h);
@@ -623,13 +709,26 @@ void Placement::CoverNode(int node) {
       CoverHot();
       int64_t unmet = 0;
       for (int r : request_->topology.ranks_of_node(node)) unmet += st_.surplus[r];
-      const std::tuple<int64_t, double> key{unmet, st_.cost + st_.debt};
-      if (carriers == 0 || key < best_key) {
-        best_key = key;
-        node_best_ = st_;
-      }
+      return std::make_tuple(unmet, st_.cost + st_.debt);
+    };
+    std::tuple<int64_t, double> best_key = try_carriers(0);
+    // Carriers only pay by merging cross-node pieces: with fewer than two there is nothing to merge.
+    int cross = 0;
+    for (size_t i = start; i < log_.size(); ++i) {
+      cross += log_[i].kind == Undo::kAdd && !request_->topology.same_node(log_[i].rank, log_[i].bin);
     }
-    st_ = node_best_;
+    for (int carriers = 1; carriers <= (cross >= 2 ? carriers_max : 0); ++carriers) {
+      best_changes_.clear();
+      Rollback(start, &best_changes_);
+      const std::tuple<int64_t, double> key = try_carriers(carriers);
+      // One more carrier rarely helps once one did not: go back to the better cover.
+      if (!(key < best_key)) {
+        Rollback(start, nullptr);
+        Redo(best_changes_);
+        break;
+      }
+      best_key = key;
+    }
   }
   deferred_node_ = -1;
   if (tree_) {

@@ -64,6 +64,18 @@ class Placement {
     Piece first, second;
   };
   using Bin = std::pair<int64_t, int>;  // (room, rank)
+  // A change made while CoverNode tries its covers: enough to undo it, and to make it again.
+  struct Undo {
+    enum Kind : uint8_t { kAdd, kGrow, kRoom, kDebt } kind;
+    int rank;  // kAdd, kGrow: the home rank; kRoom: the rank
+    int expert = 0, bin = 0, piece = 0;
+    int64_t amount = 0;                              // kAdd, kGrow
+    int64_t surplus = 0, spare = 0;                  // kRoom: the new values
+    int64_t old_surplus = 0, old_spare = 0;          // kRoom
+    int old_last = -1;                               // kAdd: the home's last piece before
+    double debt = 0;                                 // kDebt
+    double old_cost = 0, old_debt = 0;
+  };
   // A cover of at most two pieces by the class of its bins (0: h's node, 1: other nodes).
   struct Shape {
     int cls1, cls2;  // cls2 < 0: one piece
@@ -151,6 +163,13 @@ class Placement {
 
   void AddPiece(int h, int e, int c, int64_t amount);
   void GrowPiece(int h, int piece, int64_t amount);
+  // Sets a rank's surplus and room outright (a carrier or a handoff's receiver).
+  void SetRoom(int r, int64_t surplus, int64_t spare);
+  void AddDebt(double debt);
+  void Log(Undo& u);
+  // Undoes the changes after `mark`, appending them (in order) to `redo` when given.
+  void Rollback(size_t mark, std::vector<Undo>* redo);
+  void Redo(const std::vector<Undo>& changes);
   // Moves `amount` tokens of e from h to c and takes `slots` slots of c.
   void Shift(int h, int e, int c, int64_t amount, int slots);
   // Puts bin c where its room says in open_other (or takes it out once closed).
@@ -179,7 +198,9 @@ class Placement {
     std::vector<int64_t> indexed;    // per bin, the room open_other has it under (-1: absent)
     double debt = 0;  // estimated cost of the sheds that this node's handoffs leave to others
   };
-  State st_, base_, node_start_, node_best_;
+  State st_, base_;
+  std::vector<Undo> log_;
+  std::vector<Undo> best_changes_;  // CoverNode's better cover, undone to try another
   int deferred_node_ = -1;  // the node being covered: its bins are reconciled at the end
   std::vector<Bin> same_bins_, other_bins_;  // CoverInTwo's scratch
   std::vector<int> hot_;                     // CoverNode's scratch
