@@ -651,7 +651,10 @@ void Placement::BestCover(int h) {
   }
   std::tuple<int64_t, double> split_key;
   const int inside = PlanSplit(h, split_key);
-  const std::optional<Handoff> handoff = PlanHandoff(h);
+  // A handoff costs an inter-node piece and at least one shed.
+  const bool handoff_can_win = !two || !topo.tree_costs() ||
+                               two->cost - st_.cost > topo.tree_costs()->inter + topo.tree_costs()->intra;
+  const std::optional<Handoff> handoff = handoff_can_win ? PlanHandoff(h) : std::nullopt;
   const auto two_key = two ? std::make_tuple(int64_t{0}, two->cost) : std::make_tuple(st_.surplus[h] + 1, 0.0);
   const auto handoff_key =
       handoff ? std::make_tuple(int64_t{0}, st_.cost + handoff->cost) : std::make_tuple(st_.surplus[h] + 1, 0.0);
