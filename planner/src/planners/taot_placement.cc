@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <numeric>
 #include <tuple>
 
@@ -550,11 +551,17 @@ bool Placement::NextInside(const Sketch& sk, int& e, int& c) const {
   return c >= 0;
 }
 
-int Placement::PlanSplit(int h, std::tuple<int64_t, double>& best_key) {
+int Placement::PlanSplit(int h, double bound, std::tuple<int64_t, double>& best_key) {
   Sketch& sk = sketch_;
   sk.Start(h, st_.surplus[h]);
   int best_j = 0;
   for (int j = 0;; ++j) {
+    // Every further j only adds pieces: stop once the pieces inside cost what the best split
+    // (or `bound`, an option the caller has) already does.
+    if (j > 0 && ((std::get<0>(best_key) == 0 && st_.cost + sk.cost >= std::get<1>(best_key)) ||
+                  st_.cost + sk.cost > bound)) {
+      break;
+    }
     const size_t touched = sk.touches.size();
     const int64_t rem = sk.rem;
     const double cost = sk.cost;
@@ -650,7 +657,7 @@ void Placement::BestCover(int h) {
     return;
   }
   std::tuple<int64_t, double> split_key;
-  const int inside = PlanSplit(h, split_key);
+  const int inside = PlanSplit(h, two ? two->cost : std::numeric_limits<double>::infinity(), split_key);
   // A handoff costs an inter-node piece and at least one shed.
   const bool handoff_can_win = !two || !topo.tree_costs() ||
                                two->cost - st_.cost > topo.tree_costs()->inter + topo.tree_costs()->intra;

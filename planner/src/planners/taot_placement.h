@@ -137,8 +137,8 @@ class Placement {
   void ApplyHandoff(int h, const Handoff& handoff);
   // The split: j pieces inside the node (biggest expert, roomiest bin), then the rest from other
   // nodes (CoverRank). PlanSplit finds the cheapest j on a sketch and returns it with its
-  // (surplus left, cost); ApplySplit makes that cover.
-  int PlanSplit(int h, std::tuple<int64_t, double>& key);
+  // (surplus left, cost), giving up on splits dearer than `bound`; ApplySplit makes that cover.
+  int PlanSplit(int h, double bound, std::tuple<int64_t, double>& key);
   void ApplySplit(int h, int inside);
   void GrowPieces(int h, Scope scope);
 
