@@ -592,7 +592,7 @@ void Placement::ApplySplit(int h, int inside) {
   if (st_.surplus[h] > 0) CoverRank(h, Scope::kOtherNodes);
 }
 
-std::optional<Placement::Handoff> Placement::PlanHandoff(int h) const {
+std::optional<Placement::Handoff> Placement::PlanHandoff(int h) {
   if (!tree_) return std::nullopt;
   const Topology& topo = request_->topology;
   const int per_rank = request_->experts_per_rank();
@@ -603,7 +603,8 @@ std::optional<Placement::Handoff> Placement::PlanHandoff(int h) const {
   }
   if (e < 0) return std::nullopt;
   std::optional<Handoff> best;
-  std::vector<int64_t> own(static_cast<size_t>(per_rank));
+  std::vector<int64_t>& own = own_;
+  own.resize(static_cast<size_t>(per_rank));
   for (int n = 0; n < topo.nodes(); ++n) {
     if (n == topo.node_of(h)) continue;
     // The roomiest rank of the node leaves the least to shed: it is the receiver to weigh.
@@ -703,7 +704,8 @@ void Placement::CoverNode(int node) {
     // A node that must export: also try letting its hot ranks with the biggest experts carry
     // whole experts across nodes (one inter-node piece each, bigger than their own surplus),
     // so that node-mates cover themselves inside the node in the room that leaves.
-    std::vector<int> by_expert = hot_;
+    std::vector<int>& by_expert = carriers_;
+    by_expert = hot_;
     std::stable_sort(by_expert.begin(), by_expert.end(), [&](int a, int b) {
       return st_.left[LargestExpert(a)] > st_.left[LargestExpert(b)];
     });

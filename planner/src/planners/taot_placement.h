@@ -133,7 +133,7 @@ class Placement {
     int64_t overflow;  // what the receiver must shed
     double cost;       // the piece plus the receiver's sheds (estimated)
   };
-  std::optional<Handoff> PlanHandoff(int h) const;
+  std::optional<Handoff> PlanHandoff(int h);
   void ApplyHandoff(int h, const Handoff& handoff);
   // The split: j pieces inside the node (biggest expert, roomiest bin), then the rest from other
   // nodes (CoverRank). PlanSplit finds the cheapest j on a sketch and returns it with its
@@ -203,7 +203,8 @@ class Placement {
   std::vector<Undo> best_changes_;  // CoverNode's better cover, undone to try another
   int deferred_node_ = -1;  // the node being covered: its bins are reconciled at the end
   std::vector<Bin> same_bins_, other_bins_;  // CoverInTwo's scratch
-  std::vector<int> hot_;                     // CoverNode's scratch
+  std::vector<int> hot_, carriers_;          // CoverNode's scratch
+  std::vector<int64_t> own_;                 // PlanHandoff's scratch
   Sketch sketch_;
   std::array<Shape, 6> shapes_;  // in the order CoverInTwo tries them
 };
