@@ -40,26 +40,27 @@ void Placement::Reconcile(int c) {
   const int64_t have = st_.indexed[c];
   if (want == have) return;
   st_.indexed[c] = want;
+  std::vector<Bin>& bins = st_.open_other;
   const Bin now{want, c};
   if (have < 0) {
-    st_.open_other.insert(std::lower_bound(st_.open_other.begin(), st_.open_other.end(), now), now);
+    bins.insert(std::lower_bound(bins.begin(), bins.end(), now), now);
     return;
   }
-  const auto old_at = std::lower_bound(st_.open_other.begin(), st_.open_other.end(), Bin{have, c});
+  auto at = static_cast<size_t>(std::lower_bound(bins.begin(), bins.end(), Bin{have, c}) - bins.begin());
   if (want < 0) {
-    st_.open_other.erase(old_at);
+    bins.erase(bins.begin() + static_cast<std::ptrdiff_t>(at));
     return;
   }
-  // Move the entry to its new place, shifting only the entries in between.
-  if (now < *old_at) {
-    const auto new_at = std::lower_bound(st_.open_other.begin(), old_at, now);
-    std::rotate(new_at, old_at, old_at + 1);
-    *new_at = now;
-  } else {
-    const auto new_at = std::lower_bound(old_at + 1, st_.open_other.end(), now);
-    std::rotate(old_at, old_at + 1, new_at);
-    *(new_at - 1) = now;
+  // Rooms change by one piece at a time, so the entry rarely travels far: walk it there.
+  while (at > 0 && now < bins[at - 1]) {
+    bins[at] = bins[at - 1];
+    --at;
   }
+  while (at + 1 < bins.size() && bins[at + 1] < now) {
+    bins[at] = bins[at + 1];
+    ++at;
+  }
+  bins[at] = now;
 }
 
 void Placement::Shift(int h, int e, int c, int64_t amount, int slots) {
