@@ -181,6 +181,7 @@ class Placement {
   TreeCosts tree_costs_;
   std::vector<Replica> resident_;  // sorted
   std::vector<int64_t> exports_;  // per node: what the exact rank-level transport sends out
+  std::vector<int> carriers_chosen_;  // per node: carriers CoverNode chose first (-1: not yet)
   std::vector<int64_t> supply_, demand_;  // NodeOrder's scratch
   std::vector<int> demand_ranks_;
 
