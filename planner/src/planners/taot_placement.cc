@@ -121,6 +121,7 @@ void Placement::AddDebt(double debt) {
 }
 
 void Placement::Log(Undo& u) {
+  if (!logging_) return;
   u.old_cost = st_.cost;
   u.old_debt = st_.debt;
   log_.push_back(u);
@@ -729,6 +730,7 @@ void Placement::CoverNode(int node) {
       try_carriers(carriers_chosen_[node]);
       carriers_max = 0;
     }
+    logging_ = carriers_max > 0;
     std::tuple<int64_t, double> best_key = carriers_max > 0 ? try_carriers(0) : std::make_tuple(int64_t{0}, 0.0);
     carriers_chosen_[node] = 0;
     // Carriers only pay by merging cross-node pieces: with fewer than two there is nothing to merge.
@@ -750,6 +752,7 @@ void Placement::CoverNode(int node) {
       carriers_chosen_[node] = carriers;
     }
   }
+  logging_ = false;
   deferred_node_ = -1;
   if (tree_) {
     for (int c : request_->topology.ranks_of_node(node)) Reconcile(c);

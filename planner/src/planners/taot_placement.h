@@ -201,6 +201,7 @@ class Placement {
   };
   State st_, base_;
   std::vector<Undo> log_;
+  bool logging_ = false;  // only while CoverNode tries covers it may undo
   std::vector<Undo> best_changes_;  // CoverNode's better cover, undone to try another
   int deferred_node_ = -1;  // the node being covered: its bins are reconciled at the end
   std::vector<Bin> same_bins_, other_bins_;  // CoverInTwo's scratch
