@@ -378,10 +378,12 @@ std::optional<Placement::Option> Placement::CoverInTwo(int h) {
   auto two_pieces = [&](int cls1, int cls2) {
     const int b1 = roomiest(cls1);
     if (b1 < 0) return;
+    int64_t tried = -1;  // first pieces of one size leave the same rest: weigh it once
     for (int e1 = h * per_rank; e1 < (h + 1) * per_rank; ++e1) {
       if (st_.left[e1] == 0 || Holds(e1, b1)) continue;
       const int64_t a1 = std::min({st_.left[e1], st_.spare[b1], rem});
-      if (a1 == rem) continue;
+      if (a1 == rem || a1 == tried) continue;
+      tried = a1;
       const int64_t rem2 = rem - a1;
       // Every expert that can give rem2 finds the same bin unless it already holds it, so the
       // first one that finds a bin stands for all.
