@@ -46,13 +46,75 @@ def report(args, case_list, case_name):
     out = lines.append
     checks = []
 
-    # 1. Targets 2/5/10 against the MILP.
+    # 1. Targets 2/5/10 against the exact optimum.
+    def full_result(n, t):
+        """(best known cost, proven lower bound, proven optimal) of the full problem, or None."""
+        f = milp.get(f"{n}|{t:g}|full")
+        d = milp.get(f"{n}|{t:g}")
+        if f is None or f["weighted_cost"] is None:
+            return None
+        best = f["weighted_cost"]
+        if d is not None and d["weighted_cost"] is not None:
+            best = min(best, d["weighted_cost"])
+        gap = f.get("gap") or 0.0
+        lower = 0.0 if f["status"] != "optimal" and gap >= 1 else f["weighted_cost"] * (1 - gap)
+        lower = float(int(lower - 1e-9) + (0 if abs(lower - round(lower)) < 1e-9 else 1))  # costs are integers
+        return best, min(lower, best), f["status"] == "optimal" or best <= lower
+
     out("## taot against the exact optimum at the same target\n")
-    out("Mean weighted cost (intra + 3 x inter transfers) over the seeds of each group; `ratio` is "
-        "taot / MILP. `missed` counts cases where the MILP meets the target and taot does not.\n")
+    out("The exact optimum is the full MILP (chains allowed), solved on seeds 1 to 3 of every group "
+        "with a 120 s limit per case. `best known` is the cheaper of its solution and the direct "
+        "MILP's (both are valid plans); `lower bound` is what HiGHS proved; where they are equal the "
+        "optimum is proven (`proven` counts those cases). `ratio` is taot / best known. `missed` "
+        "counts cases where a MILP meets the target and taot does not.\n")
+    out("| EP | initial | target | cases | proven | lower bound | best known | taot | ratio |  missed |")
+    out("|---|---|---|---|---|---|---|---|---|---|")
+    totals = collections.defaultdict(lambda: [0.0, 0.0, 0.0, 0, 0, 0])
+    for ep, kind in groups:
+        for t in (2, 5, 10):
+            rows = []
+            for n in names:
+                if group_of(n) != (ep, kind):
+                    continue
+                fr, s = full_result(n, t), taot(n, f"t{t}")
+                if fr is None or s is None:
+                    continue
+                rows.append((fr, s))
+            if not rows:
+                continue
+            best = mean([fr[0] for fr, _ in rows])
+            lower = mean([fr[1] for fr, _ in rows])
+            cost = mean([s["weighted_cost"] for _, s in rows])
+            proven = sum(fr[2] for fr, _ in rows)
+            missed = sum(not s["target_met"] for _, s in rows)
+            ratio = cost / best if best > 0 else 1.0
+            out(f"| {ep[2:]} | {KIND_LABEL[kind]} | {t}% | {len(rows)} | {proven} | {lower:.1f} | {best:.1f} | "
+                f"{cost:.1f} | {ratio:.3f} | {missed} |")
+            a = totals[t]
+            a[0] += sum(fr[0] for fr, _ in rows)
+            a[1] += sum(fr[1] for fr, _ in rows)
+            a[2] += sum(s["weighted_cost"] for _, s in rows)
+            a[3] += missed
+            a[4] += len(rows)
+            a[5] += proven
+    out("")
+    for t, (best, lower, cost, missed, n, proven) in sorted(totals.items()):
+        ratio = cost / best if best else 1.0
+        out(f"- target {t}%: over {n} cases ({proven} proven optimal) taot's mean cost is **{ratio:.3f}x** "
+            f"the best known and {cost / lower if lower else 1.0:.3f}x the proven lower bound; it misses "
+            f"the target on {missed} cases where the optimum meets it.")
+        checks.append((f"target {t}%: mean cost within 10% of the exact optimum (best known), never "
+                       "missing where it meets", ratio <= 1.10 and missed == 0,
+                       f"{ratio:.3f}x, {missed} missed, {n} cases"))
+    out("")
+
+    out("### Against the direct MILP on every case\n")
+    out("The direct MILP is exact over direct replicas (a hot rank's expert on a rank below the cap) "
+        "and fast enough for all 120 cases; taot, which also uses chains (carriers and handoffs, "
+        "docs below), can beat it.\n")
     out("| EP | initial | target | MILP | taot | ratio | missed | MILP at time limit |")
     out("|---|---|---|---|---|---|---|---|")
-    totals = collections.defaultdict(lambda: [0.0, 0.0, 0, 0])
+    direct_totals = collections.defaultdict(lambda: [0.0, 0.0, 0, 0])
     for ep, kind in groups:
         for t in (2, 5, 10):
             m_costs, t_costs, missed, limited = [], [], 0, 0
@@ -72,18 +134,17 @@ def report(args, case_list, case_name):
             ratio = mean(t_costs) / mean(m_costs) if mean(m_costs) > 0 else 1.0
             out(f"| {ep[2:]} | {KIND_LABEL[kind]} | {t}% | {mean(m_costs):.1f} | {mean(t_costs):.1f} | "
                 f"{ratio:.3f} | {missed} | {limited} |")
-            a = totals[t]
+            a = direct_totals[t]
             a[0] += sum(m_costs)
             a[1] += sum(t_costs)
             a[2] += missed
             a[3] += len(m_costs)
     out("")
-    for t, (m, tc, missed, n) in sorted(totals.items()):
-        ratio = tc / m if m else 1.0
-        out(f"- target {t}%: over all {n} cases taot's mean cost is **{ratio:.3f}x** the optimum's; "
-            f"taot misses the target on {missed} cases where the optimum meets it.")
-        checks.append((f"target {t}%: mean cost within 10% of the optimum, never missing where it meets",
-                       ratio <= 1.10 and missed == 0, f"{ratio:.3f}x, {missed} missed"))
+    for t, (m, tc, missed, n) in sorted(direct_totals.items()):
+        out(f"- target {t}%: over all {n} cases taot's mean cost is **{tc / m if m else 1.0:.3f}x** the direct "
+            f"optimum's; taot misses the target on {missed} cases where it meets it.")
+        checks.append((f"target {t}%: never missing where the direct MILP meets it (all cases)", missed == 0,
+                       f"{missed} missed of {n}"))
     out("")
 
     # 2. Target 0 against echo.
@@ -225,7 +286,7 @@ def plot(path, names, groups, milp, taot, peer):
                 mx.append(mean([p["residual_pct"] for p in pts]))
                 my.append(mean([p["weighted_cost"] for p in pts]))
         if mx:
-            ax.plot(mx, my, "--", color="gray", label="exact optimum")
+            ax.plot(mx, my, "--", color="gray", label="direct-replica optimum (MILP)")
         for planner, marker in markers.items():
             pts = [peer(n, planner) for n in members if peer(n, planner)]
             ax.scatter([mean([p["imbalance_after_pct"] for p in pts])],
