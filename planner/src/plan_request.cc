@@ -1,10 +1,10 @@
 #include "taot/planner/plan_request.h"
 
 #include <cmath>
-#include <set>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "taot/planner/plan_validator.h"
 
 namespace taot {
 namespace {
@@ -63,44 +63,12 @@ absl::Status CheckLoad(const PlanRequest& r) {
   return absl::OkStatus();
 }
 
-absl::Status CheckResident(const PlanRequest& r) {
-  std::set<Replica> seen;
-  std::vector<int> per_rank(static_cast<size_t>(r.ranks()), 0);
-  for (size_t i = 0; i < r.resident.size(); ++i) {
-    const Replica& rep = r.resident[i];
-    const std::string where = absl::StrCat("resident[", i, "]: ");
-    if (rep.expert < 0 || rep.expert >= r.experts) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, "expert ", rep.expert, " is out of range [0, ", r.experts, ")"));
-    }
-    if (rep.rank < 0 || rep.rank >= r.ranks()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, "rank ", rep.rank, " is out of range [0, ", r.ranks(), ")"));
-    }
-    if (rep.rank == r.home_of(rep.expert)) {
-      return absl::InvalidArgumentError(absl::StrCat(where, "rank ", rep.rank,
-                                                     " is the home of expert ", rep.expert,
-                                                     " (a replica lives on a guest rank)"));
-    }
-    if (!seen.insert(rep).second) {
-      return absl::InvalidArgumentError(absl::StrCat(where, "expert ", rep.expert, " on rank ",
-                                                     rep.rank, " is listed twice"));
-    }
-    if (++per_rank[rep.rank] > r.slots_per_rank) {
-      return absl::InvalidArgumentError(absl::StrCat(where, "rank ", rep.rank, " holds more than ",
-                                                     r.slots_per_rank,
-                                                     " resident replicas (slots_per_rank)"));
-    }
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::Status ValidateRequest(const PlanRequest& request) {
   if (absl::Status s = CheckShape(request); !s.ok()) return s;
   if (absl::Status s = CheckLoad(request); !s.ok()) return s;
-  return CheckResident(request);
+  return ValidateReplicas(request, request.resident, "resident");
 }
 
 }  // namespace taot

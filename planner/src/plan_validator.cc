@@ -11,37 +11,6 @@
 namespace taot {
 namespace {
 
-absl::Status CheckReplicas(const PlanRequest& request, const Plan& plan) {
-  std::set<Replica> seen;
-  std::vector<int> per_rank(static_cast<size_t>(request.ranks()), 0);
-  for (size_t i = 0; i < plan.replicas.size(); ++i) {
-    const Replica& r = plan.replicas[i];
-    const std::string where = absl::StrCat("replicas[", i, "]: ");
-    if (r.expert < 0 || r.expert >= request.experts) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, "expert ", r.expert, " is out of range [0, ", request.experts, ")"));
-    }
-    if (r.rank < 0 || r.rank >= request.ranks()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, "rank ", r.rank, " is out of range [0, ", request.ranks(), ")"));
-    }
-    if (r.rank == request.home_of(r.expert)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, "rank ", r.rank, " is the home of expert ", r.expert));
-    }
-    if (!seen.insert(r).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, "expert ", r.expert, " is placed on rank ", r.rank, " twice"));
-    }
-    if (++per_rank[r.rank] > request.slots_per_rank) {
-      return absl::InvalidArgumentError(absl::StrCat(where, "rank ", r.rank,
-                                                     " holds more than slots_per_rank = ",
-                                                     request.slots_per_rank, " replicas"));
-    }
-  }
-  return absl::OkStatus();
-}
-
 absl::Status CheckAssignments(const PlanRequest& request, const Plan& plan) {
   const std::set<Replica> replicas(plan.replicas.begin(), plan.replicas.end());
   std::set<std::tuple<int, int, int>> seen;
@@ -87,8 +56,40 @@ absl::Status CheckAssignments(const PlanRequest& request, const Plan& plan) {
 
 }  // namespace
 
+absl::Status ValidateReplicas(const PlanRequest& request, std::span<const Replica> replicas,
+                              std::string_view field) {
+  std::set<Replica> seen;
+  std::vector<int> per_rank(static_cast<size_t>(request.ranks()), 0);
+  for (size_t i = 0; i < replicas.size(); ++i) {
+    const Replica& r = replicas[i];
+    const std::string where = absl::StrCat(std::string(field), "[", i, "]: ");
+    if (r.expert < 0 || r.expert >= request.experts) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, "expert ", r.expert, " is out of range [0, ", request.experts, ")"));
+    }
+    if (r.rank < 0 || r.rank >= request.ranks()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, "rank ", r.rank, " is out of range [0, ", request.ranks(), ")"));
+    }
+    if (r.rank == request.home_of(r.expert)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, "rank ", r.rank, " is the home of expert ", r.expert, " (a replica lives on a guest rank)"));
+    }
+    if (!seen.insert(r).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, "expert ", r.expert, " is placed on rank ", r.rank, " twice"));
+    }
+    if (++per_rank[r.rank] > request.slots_per_rank) {
+      return absl::InvalidArgumentError(absl::StrCat(where, "rank ", r.rank,
+                                                     " holds more than slots_per_rank = ",
+                                                     request.slots_per_rank, " replicas"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidatePlan(const PlanRequest& request, const Plan& plan) {
-  if (absl::Status s = CheckReplicas(request, plan); !s.ok()) return s;
+  if (absl::Status s = ValidateReplicas(request, plan.replicas, "replicas"); !s.ok()) return s;
   return CheckAssignments(request, plan);
 }
 

@@ -234,7 +234,7 @@ def report(args, case_list, case_name):
         plot(args.plot, names, groups, milp, taot, peer)
         out(f"![residual against weighted cost]({os.path.relpath(args.plot, os.path.dirname(args.doc) if args.doc else '.')})\n")
         out("Each point is a mean over the seeds of a group: taot at targets 0, 1, 2, 5 and 10% (a line), "
-            "the exact optimum at 2, 5 and 10% (dashed), and every peer at its one operating point.\n")
+            "the direct-replica MILP optimum at 2, 5 and 10% (dashed), and every peer at its one operating point.\n")
 
     summary = ["## Acceptance, measured\n", "| criterion | holds | measured |", "|---|---|---|"]
     for what, ok, measured in checks:

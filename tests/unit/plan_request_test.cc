@@ -53,9 +53,9 @@ TEST(ValidateRequestTest, ChecksResidentReplicas) {
   EXPECT_NE(ValidateRequest(r).message().find("resident[0]: rank 0 is the home of expert 0"),
             std::string::npos);
   r.resident = {{0, 2}, {0, 2}};
-  EXPECT_NE(ValidateRequest(r).message().find("listed twice"), std::string::npos);
+  EXPECT_NE(ValidateRequest(r).message().find("is placed on rank 2 twice"), std::string::npos);
   r.resident = {{0, 2}, {1, 2}};
-  EXPECT_NE(ValidateRequest(r).message().find("more than 1 resident"), std::string::npos);
+  EXPECT_NE(ValidateRequest(r).message().find("holds more than slots_per_rank = 1"), std::string::npos);
   r.resident = {{9, 2}};
   EXPECT_NE(ValidateRequest(r).message().find("expert 9 is out of range"), std::string::npos);
   r.resident = {{0, 2}, {2, 3}};

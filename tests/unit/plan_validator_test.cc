@@ -29,7 +29,7 @@ TEST(ValidatePlanTest, AcceptsAValidPlan) {
 TEST(ValidatePlanTest, RejectsEachBrokenRule) {
   Plan plan;
   plan.replicas = {{0, 0}};
-  EXPECT_EQ(Error(plan), "replicas[0]: rank 0 is the home of expert 0");
+  EXPECT_EQ(Error(plan), "replicas[0]: rank 0 is the home of expert 0 (a replica lives on a guest rank)");
   plan.replicas = {{0, 1}, {0, 1}};
   EXPECT_EQ(Error(plan), "replicas[1]: expert 0 is placed on rank 1 twice");
   plan.replicas = {{0, 1}, {4, 1}};

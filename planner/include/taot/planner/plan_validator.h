@@ -1,6 +1,9 @@
 // The rules every plan obeys, whoever made it (a built-in planner, a plugin, a file).
 #pragma once
 
+#include <span>
+#include <string_view>
+
 #include "absl/status/status.h"
 #include "taot/planner/plan.h"
 #include "taot/planner/plan_request.h"
@@ -16,5 +19,10 @@ namespace taot {
 //   (so tokens are conserved: the rest stay home).
 // The error names the offending entry, e.g. "assignments[4]: rank 7 holds no replica of expert 12".
 absl::Status ValidatePlan(const PlanRequest& request, const Plan& plan);
+
+// The replica rules alone (range, never on the home, no pair twice, at most slots_per_rank per
+// rank), for any list of replicas; errors start with `field`[i] (e.g. "resident[2]: ...").
+absl::Status ValidateReplicas(const PlanRequest& request, std::span<const Replica> replicas,
+                              std::string_view field);
 
 }  // namespace taot
