@@ -844,6 +844,23 @@ std::vector<int> Placement::NodeOrder() {
   return order;
 }
 
+void Placement::AbsorbCrumbs() {
+  const int K = request_->slots_per_rank;
+  for (int c = 0; c < request_->ranks(); ++c) {
+    if (st_.spare[c] == 0 || st_.slots[c] > 0) continue;
+    for (int i = 0; i < K && st_.spare[c] > 0; ++i) {
+      const int e = st_.held[static_cast<size_t>(c) * K + i];
+      const int h = request_->home_of(e);
+      const int64_t add = std::min(st_.spare[c], st_.left[e]);
+      if (add == 0) continue;
+      int piece = st_.first[h];
+      while (st_.pieces[piece].expert != e || st_.pieces[piece].rank != c) piece = st_.next[piece];
+      GrowPiece(h, piece, add);
+      if (st_.surplus[h] < 0) SetRoom(h, 0, st_.spare[h] - st_.surplus[h]);
+    }
+  }
+}
+
 bool Placement::Place(int64_t cap, std::vector<Piece>& pieces) {
   Reset(cap);
   UseResident();
@@ -869,6 +886,12 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces) {
     }
     for (int h = 0; h < request_->ranks(); ++h) {
       if (st_.surplus[h] > 0) CoverRank(h, Scope::kAnywhere);
+    }
+    if (std::any_of(st_.surplus.begin(), st_.surplus.end(), [](int64_t x) { return x > 0; })) {
+      AbsorbCrumbs();
+      for (int h = 0; h < request_->ranks(); ++h) {
+        if (st_.surplus[h] > 0) CoverRank(h, Scope::kAnywhere);
+      }
     }
     const std::tuple<int64_t, double> key{std::accumulate(st_.surplus.begin(), st_.surplus.end(), int64_t{0}), st_.cost};
     if (!have_best || key < best_key) {

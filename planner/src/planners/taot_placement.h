@@ -112,6 +112,10 @@ class Placement {
   void UseResident();
   std::vector<int> NodeOrder();
   void CoverNode(int node);
+  // When ranks are still over the cap and the room left sits in ranks with no free slot, their
+  // pieces grow into it, so that the room moves to the pieces' homes, which do have slots: a
+  // chain the remaining surplus can use.
+  void AbsorbCrumbs();
   // PlaceWhole for every hot rank of the node, then BestCover for those still hot.
   void CoverHot();
   // A piece of h's expert e to c that may exceed h's surplus; the excess becomes room on h.
