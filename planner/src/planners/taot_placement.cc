@@ -844,6 +844,75 @@ std::vector<int> Placement::NodeOrder() {
   return order;
 }
 
+void Placement::Walk(const std::vector<int>& hot, const std::vector<int>& bins) {
+  size_t i = 0, j = 0;
+  while (i < hot.size() && j < bins.size()) {
+    const int h = hot[i], c = bins[j];
+    if (st_.surplus[h] == 0) {
+      ++i;
+      continue;
+    }
+    if (c == h || !IsOpen(c)) {
+      ++j;
+      continue;
+    }
+    // The biggest expert that c does not hold yet.
+    const int per_rank = request_->experts_per_rank();
+    int e = -1;
+    for (int x = h * per_rank; x < (h + 1) * per_rank; ++x) {
+      if (st_.left[x] > 0 && !Holds(x, c) && (e < 0 || st_.left[x] > st_.left[e])) e = x;
+    }
+    if (e < 0) {
+      ++i;  // h has nothing c can take: leave it to the clean-up
+      continue;
+    }
+    AddPiece(h, e, c, std::min({st_.surplus[h], st_.spare[c], st_.left[e]}));
+  }
+}
+
+void Placement::SequenceCover(const std::vector<int>& nodes, SequenceOrder order) {
+  const Topology& topo = request_->topology;
+  std::vector<int>& hot = hot_;
+  std::vector<int>& bins = carriers_;
+  auto largest_left = [&](int h) {
+    const int e = LargestExpert(h);
+    return e < 0 ? int64_t{0} : st_.left[e];
+  };
+  for (int n : nodes) {
+    hot.clear();
+    bins.clear();
+    for (int r : topo.ranks_of_node(n)) {
+      if (st_.surplus[r] > 0) hot.push_back(r);
+      if (IsOpen(r)) bins.push_back(r);
+    }
+    // Which hot rank comes last decides who carries what the node cannot keep across nodes;
+    // which bin comes last keeps room for what other nodes send. No order wins everywhere.
+    switch (order.hot) {
+      case SequenceOrder::kBiggestExpertLast:
+        std::stable_sort(hot.begin(), hot.end(), [&](int a, int b) { return largest_left(a) < largest_left(b); });
+        break;
+      case SequenceOrder::kBiggestSurplusLast:
+        std::stable_sort(hot.begin(), hot.end(), [&](int a, int b) { return st_.surplus[a] < st_.surplus[b]; });
+        break;
+      case SequenceOrder::kRankOrder:
+        break;
+    }
+    if (order.roomiest_bin_last) {
+      std::stable_sort(bins.begin(), bins.end(), [&](int a, int b) { return st_.spare[a] < st_.spare[b]; });
+    }
+    Walk(hot, bins);
+  }
+  hot.clear();
+  bins.clear();
+  for (int r = 0; r < request_->ranks(); ++r) {
+    if (st_.surplus[r] > 0) hot.push_back(r);
+    if (IsOpen(r)) bins.push_back(r);
+  }
+  std::stable_sort(hot.begin(), hot.end(), [&](int a, int b) { return st_.surplus[a] > st_.surplus[b]; });
+  std::stable_sort(bins.begin(), bins.end(), [&](int a, int b) { return st_.spare[a] > st_.spare[b]; });
+  Walk(hot, bins);
+}
+
 void Placement::AbsorbCrumbs() {
   const int K = request_->slots_per_rank;
   for (int c = 0; c < request_->ranks(); ++c) {
@@ -866,23 +935,37 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces) {
   UseResident();
   const std::vector<int> order = NodeOrder();
   const bool any_exporter = std::any_of(exports_.begin(), exports_.end(), [](int64_t x) { return x > 0; });
-  if (any_exporter) base_ = st_;
   bool have_best = false;
   std::tuple<int64_t, double> best_key;
-  for (bool exporters_first : {false, true}) {
-    if (exporters_first) {
-      if (!any_exporter) break;  // the same order again
+  base_ = st_;
+  // With (almost) no slack every bin must be filled to the brim, where best fit fragments them
+  // and the northwest-corner rule does not: try it too, in a few orders.
+  int64_t room = 0, surplus = 0;
+  for (int r = 0; r < request_->ranks(); ++r) {
+    room += st_.spare[r];
+    surplus += st_.surplus[r];
+  }
+  const bool tight = (room - surplus) * 100 <= sums_->total;
+  constexpr SequenceOrder kSequences[] = {{SequenceOrder::kBiggestSurplusLast, true},
+                                          {SequenceOrder::kBiggestExpertLast, true},
+                                          {SequenceOrder::kRankOrder, true},
+                                          {SequenceOrder::kBiggestExpertLast, false}};
+  const int passes = 2 + (tight ? static_cast<int>(std::size(kSequences)) : 0);
+  for (int pass = 0; pass < passes; ++pass) {
+    const bool exporters_first = pass == 1;
+    const bool sequence = pass >= 2;
+    if (pass > 0) {
+      if (exporters_first && !any_exporter) continue;  // the same order again
       st_ = base_;
     }
     std::vector<int> nodes = order;
     if (exporters_first) {
       std::stable_partition(nodes.begin(), nodes.end(), [&](int n) { return exports_[n] > 0; });
     }
-    for (int node : nodes) CoverNode(node);
-    // Handoffs leave receivers over the cap in nodes that may already be done: their turn again.
-    for (int node : nodes) {
-      const std::vector<int>& ranks = request_->topology.ranks_of_node(node);
-      if (std::any_of(ranks.begin(), ranks.end(), [&](int r) { return st_.surplus[r] > 0; })) CoverNode(node);
+    if (sequence) {
+      SequenceCover(nodes, kSequences[pass - 2]);
+    } else {
+      for (int node : nodes) CoverNode(node);
     }
     for (int h = 0; h < request_->ranks(); ++h) {
       if (st_.surplus[h] > 0) CoverRank(h, Scope::kAnywhere);

@@ -116,6 +116,15 @@ class Placement {
   // pieces grow into it, so that the room moves to the pieces' homes, which do have slots: a
   // chain the remaining surplus can use.
   void AbsorbCrumbs();
+  // The northwest-corner rule of transport problems, node by node and then across nodes.
+  struct SequenceOrder {
+    enum Hot { kBiggestSurplusLast, kBiggestExpertLast, kRankOrder } hot;
+    bool roomiest_bin_last;
+  };
+  void SequenceCover(const std::vector<int>& nodes, SequenceOrder order);
+  // Pieces from hot[i] into bins[j] in order, each finishing a rank, filling a bin or using up
+  // an expert.
+  void Walk(const std::vector<int>& hot, const std::vector<int>& bins);
   // PlaceWhole for every hot rank of the node, then BestCover for those still hot.
   void CoverHot();
   // A piece of h's expert e to c that may exceed h's surplus; the excess becomes room on h.
