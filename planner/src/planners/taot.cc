@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "planners/builtin.h"
+#include "planners/cycle_cancel.h"
 #include "planners/params.h"
 #include "planners/plan_building.h"
 #include "planners/taot_placement.h"
@@ -60,6 +61,9 @@ absl::StatusOr<Plan> TaotPlanner::MakePlan(const PlanRequest& request) {
       }
     }
   }
+  std::vector<Replica> resident = request.resident;
+  std::sort(resident.begin(), resident.end());
+  CancelCycles(request, sums.expert_totals, resident, pieces);
   split_.Append(request, sums.expert_totals, std::move(pieces), plan);
   return plan;
 }
