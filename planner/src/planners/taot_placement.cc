@@ -908,8 +908,12 @@ void Placement::SequenceCover(const std::vector<int>& nodes, SequenceOrder order
     if (st_.surplus[r] > 0) hot.push_back(r);
     if (IsOpen(r)) bins.push_back(r);
   }
-  std::stable_sort(hot.begin(), hot.end(), [&](int a, int b) { return st_.surplus[a] > st_.surplus[b]; });
-  std::stable_sort(bins.begin(), bins.end(), [&](int a, int b) { return st_.spare[a] > st_.spare[b]; });
+  // What the nodes could not keep: the smallest remainders first, into the roomiest bins; or in
+  // rank order.
+  if (order.smallest_remainder_first) {
+    std::stable_sort(hot.begin(), hot.end(), [&](int a, int b) { return st_.surplus[a] < st_.surplus[b]; });
+    std::stable_sort(bins.begin(), bins.end(), [&](int a, int b) { return st_.spare[a] > st_.spare[b]; });
+  }
   Walk(hot, bins);
 }
 
@@ -946,10 +950,11 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces) {
     surplus += st_.surplus[r];
   }
   const bool tight = (room - surplus) * 100 <= sums_->total;
-  constexpr SequenceOrder kSequences[] = {{SequenceOrder::kBiggestSurplusLast, true},
-                                          {SequenceOrder::kBiggestExpertLast, true},
-                                          {SequenceOrder::kRankOrder, true},
-                                          {SequenceOrder::kBiggestExpertLast, false}};
+  constexpr SequenceOrder kSequences[] = {
+      {SequenceOrder::kBiggestSurplusLast, true, true}, {SequenceOrder::kBiggestExpertLast, true, true},
+      {SequenceOrder::kRankOrder, true, true},          {SequenceOrder::kBiggestExpertLast, false, true},
+      {SequenceOrder::kBiggestSurplusLast, true, false}, {SequenceOrder::kBiggestExpertLast, true, false},
+      {SequenceOrder::kRankOrder, true, false},          {SequenceOrder::kBiggestExpertLast, false, false}};
   const int passes = 2 + (tight ? static_cast<int>(std::size(kSequences)) : 0);
   for (int pass = 0; pass < passes; ++pass) {
     const bool exporters_first = pass == 1;
@@ -966,6 +971,11 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces) {
       SequenceCover(nodes, kSequences[pass - 2]);
     } else {
       for (int node : nodes) CoverNode(node);
+    }
+    // Handoffs leave receivers over the cap in nodes that may already be done: their turn again.
+    for (int node : nodes) {
+      const std::vector<int>& ranks = request_->topology.ranks_of_node(node);
+      if (std::any_of(ranks.begin(), ranks.end(), [&](int r) { return st_.surplus[r] > 0; })) CoverNode(node);
     }
     for (int h = 0; h < request_->ranks(); ++h) {
       if (st_.surplus[h] > 0) CoverRank(h, Scope::kAnywhere);

@@ -118,8 +118,9 @@ class Placement {
   void AbsorbCrumbs();
   // The northwest-corner rule of transport problems, node by node and then across nodes.
   struct SequenceOrder {
-    enum Hot { kBiggestSurplusLast, kBiggestExpertLast, kRankOrder } hot;
-    bool roomiest_bin_last;
+    enum Hot { kBiggestSurplusLast, kBiggestExpertLast, kRankOrder } hot;  // inside a node
+    bool roomiest_bin_last;         // inside a node; else rank order
+    bool smallest_remainder_first;  // across nodes, into the roomiest bins; else rank order
   };
   void SequenceCover(const std::vector<int>& nodes, SequenceOrder order);
   // Pieces from hot[i] into bins[j] in order, each finishing a rank, filling a bin or using up
