@@ -29,7 +29,9 @@ class TaotPlanner final : public Planner {
  private:
   double default_target_;
   Placement placement_;
+  CycleCanceller cycles_;
   CheapestSplit split_;
+  std::vector<Replica> resident_;  // sorted
 };
 
 absl::StatusOr<Plan> TaotPlanner::MakePlan(const PlanRequest& request) {
@@ -61,9 +63,9 @@ absl::StatusOr<Plan> TaotPlanner::MakePlan(const PlanRequest& request) {
       }
     }
   }
-  std::vector<Replica> resident = request.resident;
-  std::sort(resident.begin(), resident.end());
-  CancelCycles(request, sums.expert_totals, resident, pieces);
+  resident_ = request.resident;
+  std::sort(resident_.begin(), resident_.end());
+  cycles_.Cancel(request, sums.expert_totals, resident_, pieces);
   split_.Append(request, sums.expert_totals, std::move(pieces), plan);
   return plan;
 }
