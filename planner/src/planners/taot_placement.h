@@ -17,30 +17,34 @@ namespace taot::planners {
 // A replica and the tokens it takes off its home: a GuestShare under construction.
 using Piece = GuestShare;
 
-// The problem: every hot rank h (load above the cap) must shed its surplus through replicas of
-// its own experts on ranks with room (cap - load), each rank holding at most K replicas; a new
+// The problem: every hot rank (load above the cap) must shed its surplus through replicas of
+// its experts on ranks with room (cap - load), each rank holding at most K replicas; a new
 // replica costs topology.cost(home, guest), reusing a resident one costs nothing. The cost
 // counts replicas, not tokens, so the aim is few replicas, each carrying a big piece, inside
-// the node where the node's room allows. (It is bin packing with item fragmentation, plus
-// costs; the MILP in tests/bench/milp_reference.py solves it exactly, slowly.)
+// the node where the node's room allows. It is bin packing with item fragmentation, plus costs
+// and slots; tests/bench/milp_reference.py solves it exactly, slowly.
 //
 // The method, per cap:
 // 1. resident replicas that can help are used first (free);
-// 2. nodes are visited in the order the exact rank-level transport gives (SolveTreeTransport,
-//    or SolveMinCostTransport on a general matrix): nodes it leaves self-sufficient first,
-//    then the nodes that must export, the largest first. A second pass visits the exporters
-//    first instead (so they get the roomiest bins elsewhere); the cheaper pass wins;
-// 3. in a node, hot ranks in decreasing surplus first take the single piece that finishes them
-//    inside the node (best fit), then the rest get their cheapest cover: the best of (a) at
-//    most two new pieces anywhere, chosen exactly among the bins that matter (the tightest
-//    fit for one piece; the roomiest bin of a class plus the tightest fit for the rest) and
-//    (b) j pieces inside the node, biggest first, then the rest from other nodes, for the best
-//    j (past λ small pieces, one cross-node piece wins);
-// 4. what is still uncovered takes pieces from anywhere.
+// 2. nodes are covered in the order the exact rank-level transport gives (SolveTreeTransport, or
+//    SolveMinCostTransport on a general matrix): nodes it leaves self-sufficient first, then the
+//    exporters, the largest first; a second pass takes the exporters first (they then get the
+//    roomiest bins elsewhere); with (almost) no slack, northwest-corner passes in a few orders
+//    too (SequenceCover); the cheapest pass that meets the cap wins;
+// 3. in a node (CoverNode), hot ranks in decreasing surplus first take the single intra-node
+//    piece that finishes them (best fit); the rest get the cheapest of an exact search over
+//    covers of at most two pieces (CoverInTwo), a split (j pieces inside the node, the rest from
+//    other nodes, the best j) and a handoff (one cross-node piece to a rank that sheds its own
+//    experts to its node-mates). An exporting node also tries carriers: its hot ranks with the
+//    biggest experts send a whole expert across nodes and take their node-mates' surplus;
+// 4. what is still uncovered takes pieces from anywhere, after crumbs of room stuck in full
+//    ranks have moved, through their pieces, to ranks with free slots.
+// Handoffs and carriers are chains (a rank both sends and receives); with tight slots they are
+// what the exact optimum uses (docs/planners.md).
 //
-// Speed: options are weighed on sketches (what a cover would change, kept apart from the state),
-// so trying one costs what it touches, not a copy of the state; on a two-level topology the open
-// bins are kept sorted by room, so a best-fit query is a binary search.
+// Speed: options are weighed on sketches (what a cover would change, kept apart from the
+// state); CoverNode's trials are undone through a log; on a two-level topology the open bins
+// are kept sorted by room, so a best-fit query is a binary search.
 class Placement {
  public:
   // How many of an exporting node's hot ranks CoverNode tries as carriers of whole experts.
@@ -134,7 +138,7 @@ class Placement {
   void CoverRank(int h, Scope scope);
   // One piece inside h's node that finishes h, if some bin fits it whole.
   void PlaceWhole(int h);
-  // The cheaper of CoverInTwo and SplitCover (or CoverRank from other nodes).
+  // The cheapest of CoverInTwo, the split (PlanSplit) and a handoff (PlanHandoff).
   void BestCover(int h);
   std::optional<Option> CoverInTwo(int h);
   // A handoff: h's whole surplus in one cross-node piece to a receiver g with less room than
