@@ -1,5 +1,6 @@
 """Writes docs/planners.md and the frontier plot from the results `frontier.py run` cached."""
 import collections
+import math
 import json
 import os
 import statistics
@@ -58,7 +59,7 @@ def report(args, case_list, case_name):
             best = min(best, d["weighted_cost"])
         gap = f.get("gap") or 0.0
         lower = 0.0 if f["status"] != "optimal" and gap >= 1 else f["weighted_cost"] * (1 - gap)
-        lower = float(int(lower - 1e-9) + (0 if abs(lower - round(lower)) < 1e-9 else 1))  # costs are integers
+        lower = float(math.ceil(lower - 1e-6))  # costs are whole numbers of transfers
         return best, min(lower, best), f["status"] == "optimal" or best <= lower
 
     out("## taot against the exact optimum at the same target\n")
