@@ -20,9 +20,9 @@
 #include <numeric>
 
 #include "planners/builtin.h"
+#include "planners/min_max_split.h"
 #include "planners/params.h"
 #include "planners/plan_building.h"
-#include "taot/planner/solvers/max_flow.h"
 
 namespace taot::planners {
 namespace {
@@ -63,15 +63,10 @@ std::vector<int> Neighbours(const Topology& topo, int rank) {
   return out;
 }
 
-struct Pair {
-  int expert;
-  int guest;
-};
-
 // Fills every slot along the graph with the heaviest unreplicated expert of its neighbour.
-std::vector<Pair> PlaceAlongGraph(const PlanRequest& request, const LoadSums& sums) {
+std::vector<Replica> PlaceAlongGraph(const PlanRequest& request, const LoadSums& sums) {
   std::vector<char> replicated(static_cast<size_t>(request.experts), 0);
-  std::vector<Pair> pairs;
+  std::vector<Replica> replicas;
   const int per_rank = request.experts_per_rank();
   for (int r = 0; r < request.ranks(); ++r) {
     const std::vector<int> neighbours = Neighbours(request.topology, r);
@@ -86,38 +81,10 @@ std::vector<Pair> PlaceAlongGraph(const PlanRequest& request, const LoadSums& su
       }
       if (best < 0) continue;
       replicated[best] = 1;
-      pairs.push_back({best, r});
+      replicas.push_back({best, r});
     }
   }
-  return pairs;
-}
-
-// Whether every replicated expert's tokens fit with each rank at most `limit`; on success
-// fills the guests' shares.
-bool SplitFits(const PlanRequest& request, const LoadSums& sums, const std::vector<Pair>& pairs,
-               const std::vector<int64_t>& fixed_load, int64_t limit, std::vector<int64_t>& share) {
-  const int P = static_cast<int>(pairs.size());
-  const int R = request.ranks();
-  const int source = P + R;
-  const int sink = source + 1;
-  MaxFlow flow(P + R + 2);
-  int64_t need = 0;
-  std::vector<int> guest_edge(static_cast<size_t>(P));
-  for (int p = 0; p < P; ++p) {
-    const int64_t total = sums.expert_totals[pairs[p].expert];
-    need += total;
-    flow.AddEdge(source, p, total);
-    flow.AddEdge(p, P + request.home_of(pairs[p].expert), total);
-    guest_edge[p] = flow.AddEdge(p, P + pairs[p].guest, total);
-  }
-  for (int r = 0; r < R; ++r) {
-    if (fixed_load[r] > limit) return false;
-    flow.AddEdge(P + r, sink, limit - fixed_load[r]);
-  }
-  if (flow.Solve(source, sink) < need) return false;
-  share.resize(static_cast<size_t>(P));
-  for (int p = 0; p < P; ++p) share[p] = flow.flow(guest_edge[p]);
-  return true;
+  return replicas;
 }
 
 class LplbPlanner final : public Planner {
@@ -125,29 +92,8 @@ class LplbPlanner final : public Planner {
   std::string_view name() const override { return "lplb"; }
   absl::StatusOr<Plan> MakePlan(const PlanRequest& request) override {
     const LoadSums sums = SumLoads(request);
-    const std::vector<Pair> pairs = PlaceAlongGraph(request, sums);
-    std::vector<int64_t> fixed_load = sums.rank_loads;
-    for (const Pair& p : pairs) fixed_load[request.home_of(p.expert)] -= sums.expert_totals[p.expert];
-    // The LP's optimum lies in [ceil(mean), current max load]; the upper end is feasible with
-    // every token at home (best_share's zeros), and the last feasible probe is the optimum.
-    int64_t lo = (sums.total + request.ranks() - 1) / request.ranks();
-    int64_t hi = *std::max_element(sums.rank_loads.begin(), sums.rank_loads.end());
-    std::vector<int64_t> share, best_share(pairs.size(), 0);
-    while (lo < hi) {
-      const int64_t mid = lo + (hi - lo) / 2;
-      if (SplitFits(request, sums, pairs, fixed_load, mid, share)) {
-        hi = mid;
-        best_share = share;
-      } else {
-        lo = mid + 1;
-      }
-    }
-    std::vector<GuestShare> shares;
-    for (size_t p = 0; p < pairs.size(); ++p) {
-      shares.push_back({pairs[p].expert, pairs[p].guest, best_share[p]});
-    }
     Plan plan;
-    AppendSlicedShares(request, shares, plan);
+    AppendSlicedShares(request, MinMaxShares(request, sums, PlaceAlongGraph(request, sums)), plan);
     return plan;
   }
 };
