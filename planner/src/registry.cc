@@ -14,7 +14,14 @@ PlannerRegistry MakeBuiltIn() {
     (void)registry.Register(std::move(info), std::move(factory));
   };
   add({"taot", "ours: exact rank-level OT, cost-aware placement to a target imbalance, exact token split",
-       {"target_imbalance_pct: residual imbalance to aim for when the request sets none (2)"}},
+       {"target_imbalance_pct: residual imbalance (%) to aim for when the request sets none, or "
+        "'auto': the candidate target (0 to 20%) whose plan has the least modelled layer time "
+        "on the cluster and model below (2)",
+        "cluster: hardware preset for auto, h800 or h100 (h800)",
+        "model: model preset for auto, qwen3-30b-a3b or deepseek-v3 (qwen3-30b-a3b)",
+        "gemm_tflops, hbm_gbps, nvlink_gbps, ib_gbps, nvlink_latency_us, ib_latency_us, "
+        "gemm_launch_us, nics_per_gpu: override the cluster preset (docs/model.md)",
+        "hidden, expert_ffn, top_k, dtype_bytes: override the model preset"}},
       planners::MakeTaot);
   add({"taot-paper", "TAOT as published: Sinkhorn hint, column-first matching, token auction",
        {"sinkhorn_iterations: Sinkhorn iterations of the rank-level hint (50)",

@@ -60,7 +60,7 @@ Scorecard Score(const PlanRequest& request, const Plan& plan, double plan_time_u
   const std::vector<int64_t> after = RankLoadsAfter(request, plan);
   score.imbalance_before_pct = ImbalancePct(before);
   score.imbalance_after_pct = ImbalancePct(after);
-  score.target_imbalance_pct = EffectiveTarget(request);
+  score.target_imbalance_pct = plan.chosen_target_pct.value_or(EffectiveTarget(request));
   int64_t total = 0;
   for (int64_t l : before) total += l;
   const int64_t cap = LoadCap(total, request.ranks(), score.target_imbalance_pct);

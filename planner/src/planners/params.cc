@@ -29,6 +29,12 @@ double ParamReader::Double(const std::string& key, double fallback, double min, 
   return value;
 }
 
+std::string ParamReader::String(const std::string& key, const std::string& fallback) {
+  known_.insert(key);
+  auto it = params_.find(key);
+  return it == params_.end() ? fallback : it->second;
+}
+
 int64_t ParamReader::Int(const std::string& key, int64_t fallback, int64_t min, int64_t max) {
   known_.insert(key);
   auto it = params_.find(key);

@@ -20,6 +20,10 @@ class ParamReader {
   // Each getter records the key as known and returns the default when it is absent.
   double Double(const std::string& key, double fallback, double min, double max);
   int64_t Int(const std::string& key, int64_t fallback, int64_t min, int64_t max);
+  // A string parameter (any value).
+  std::string String(const std::string& key, const std::string& fallback);
+  // Marks a key as accepted when the caller reads it itself.
+  void Known(const std::string& key) { known_.insert(key); }
   // The first error met by a getter, or an error naming the first unknown key.
   absl::Status Finish() const;
 

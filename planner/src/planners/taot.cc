@@ -7,27 +7,44 @@
 //   dispatch cost (token_split.h).
 // When the target cannot be met (K too small, or the load too concentrated), the plan meets the
 // lowest cap it can, found by bisection, and says so (Plan::target_missed).
+//
+// The right target depends on the hardware: balance saves GEMM time on the busiest rank, and
+// each replica costs a weight transfer that may outlast the home experts' GEMMs. With
+// target_imbalance_pct=auto the planner plans at each of a few candidate targets and keeps the
+// plan whose modelled layer time (layer_time.h, on the configured cluster and model) is least.
 #include <algorithm>
+#include <optional>
+#include <string>
 
 #include "planners/builtin.h"
 #include "planners/cycle_cancel.h"
+#include "planners/hardware_params.h"
 #include "planners/params.h"
 #include "planners/plan_building.h"
 #include "planners/taot_placement.h"
 #include "planners/token_split.h"
+#include "taot/planner/layer_time.h"
 #include "taot/planner/load_stats.h"
 
 namespace taot::planners {
 namespace {
 
+// Targets the auto mode tries, in %: dense where the trade-off usually turns.
+constexpr double kAutoCandidates[] = {0, 1, 2, 3, 5, 7.5, 10, 15, 20};
+
 class TaotPlanner final : public Planner {
  public:
-  explicit TaotPlanner(double default_target) : default_target_(default_target) {}
+  TaotPlanner(double default_target, std::optional<Hardware> auto_target)
+      : default_target_(default_target), auto_(std::move(auto_target)) {}
   std::string_view name() const override { return "taot"; }
   absl::StatusOr<Plan> MakePlan(const PlanRequest& request) override;
 
  private:
+  Plan PlanAt(const PlanRequest& request, const LoadSums& sums, double target);
+  Plan PlanAtBestTarget(const PlanRequest& request, const LoadSums& sums);
+
   double default_target_;
+  std::optional<Hardware> auto_;
   Placement placement_;
   CycleCanceller cycles_;
   CheapestSplit split_;
@@ -36,7 +53,35 @@ class TaotPlanner final : public Planner {
 
 absl::StatusOr<Plan> TaotPlanner::MakePlan(const PlanRequest& request) {
   const LoadSums sums = SumLoads(request);
-  const double target = request.target_imbalance_pct.value_or(default_target_);
+  // A target in the request is the caller's explicit choice and wins over auto.
+  if (auto_ && !request.target_imbalance_pct) return PlanAtBestTarget(request, sums);
+  return PlanAt(request, sums, request.target_imbalance_pct.value_or(default_target_));
+}
+
+Plan TaotPlanner::PlanAtBestTarget(const PlanRequest& request, const LoadSums& sums) {
+  auto layer_us = [&](const Plan& plan) {
+    return ModelLayerTime(auto_->cluster, auto_->model, request, plan, false).total_us();
+  };
+  // Not replicating at all is a candidate too: where links are slow, no replica pays.
+  Plan best;
+  best.chosen_target_pct = ImbalancePct(sums.rank_loads);
+  double best_us = layer_us(best);
+  // From the highest target down, so that a tie keeps the plan with fewer transfers.
+  for (auto it = std::rbegin(kAutoCandidates); it != std::rend(kAutoCandidates); ++it) {
+    if (*it >= *best.chosen_target_pct) continue;
+    Plan plan = PlanAt(request, sums, *it);
+    Canonicalize(plan);
+    const double us = layer_us(plan);
+    if (us < best_us) {
+      best = std::move(plan);
+      best.chosen_target_pct = *it;
+      best_us = us;
+    }
+  }
+  return best;
+}
+
+Plan TaotPlanner::PlanAt(const PlanRequest& request, const LoadSums& sums, double target) {
   const int64_t cap = LoadCap(sums.total, request.ranks(), target);
   const int64_t max_load = *std::max_element(sums.rank_loads.begin(), sums.rank_loads.end());
   Plan plan;
@@ -74,9 +119,19 @@ absl::StatusOr<Plan> TaotPlanner::MakePlan(const PlanRequest& request) {
 
 PlannerOr MakeTaot(const PlannerParams& params) {
   ParamReader reader("taot", params);
-  const double target = reader.Double("target_imbalance_pct", kDefaultTargetImbalancePct, 0, 1e6);
+  const auto it = params.find("target_imbalance_pct");
+  const bool automatic = it != params.end() && it->second == "auto";
+  const double target = automatic ? kDefaultTargetImbalancePct
+                                  : reader.Double("target_imbalance_pct", kDefaultTargetImbalancePct, 0, 1e6);
+  std::optional<Hardware> hardware;
+  if (automatic) {
+    reader.Known("target_imbalance_pct");
+    absl::StatusOr<Hardware> read = ReadHardware(reader);
+    if (!read.ok()) return read.status();
+    hardware = *std::move(read);
+  }
   if (absl::Status s = reader.Finish(); !s.ok()) return s;
-  return std::make_unique<TaotPlanner>(target);
+  return std::make_unique<TaotPlanner>(target, std::move(hardware));
 }
 
 }  // namespace taot::planners

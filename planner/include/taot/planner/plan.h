@@ -3,6 +3,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace taot {
@@ -30,6 +31,9 @@ struct Plan {
   // Set when the planner could not meet the request's target imbalance (K too small, or the
   // load too concentrated); the plan then gets as close as it can.
   bool target_missed = false;
+  // The target residual imbalance (%) the planner chose for itself, when it chooses one (`taot`
+  // with target_imbalance_pct=auto); the scorecard then scores against it.
+  std::optional<double> chosen_target_pct;
   bool operator==(const Plan&) const = default;
 };
 

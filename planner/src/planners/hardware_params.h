@@ -1,0 +1,22 @@
+// The cluster and model a planner models, read from its parameters: `cluster` and `model`
+// name presets (cluster_spec.h, model_spec.h) and any numeric field of either overrides the
+// preset by its name (e.g. nvlink_gbps=300, hidden=4096), so a scenario reaches the planner
+// through the same key=value strings as every other parameter.
+#pragma once
+
+#include "absl/status/statusor.h"
+#include "planners/params.h"
+#include "taot/planner/cluster_spec.h"
+#include "taot/planner/model_spec.h"
+
+namespace taot::planners {
+
+struct Hardware {
+  ClusterSpec cluster;
+  ModelSpec model;
+};
+
+// Defaults: cluster h800, model qwen3-30b-a3b. Errors name the key.
+absl::StatusOr<Hardware> ReadHardware(ParamReader& reader);
+
+}  // namespace taot::planners
