@@ -27,7 +27,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kMaxLayers = 1000;  // the file names have three digits
+constexpr int kMaxLayers = 1000;      // the file names have three digits
 constexpr int64_t kMaxDim = INT_MAX;  // WorkloadShape and LoadMatrix index with int
 
 // ---------------------------------------------------------------------------------------------
@@ -86,9 +86,9 @@ std::string StepName(int step, int microbatch, const TraceDims& d) {
 absl::Status CheckLayer(const Layer& layer, const std::string& name) {
   const TraceDims& d = layer.dims;
   if (d.experts % d.ranks != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        name, ": ", d.experts, " experts is not a multiple of ", d.ranks,
-        " ranks (every rank is home to experts / ranks of them)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": ", d.experts, " experts is not a multiple of ", d.ranks,
+                     " ranks (every rank is home to experts / ranks of them)"));
   }
   for (int s = 0; s < d.steps; ++s) {
     for (int m = 0; m < d.microbatches; ++m) {
@@ -105,7 +105,8 @@ absl::Status CheckLayer(const Layer& layer, const std::string& name) {
 Layer EmptyLayer(const TraceDims& d) {
   Layer layer;
   layer.dims = d;
-  layer.matrices.assign(static_cast<size_t>(d.steps) * d.microbatches, LoadMatrix(d.ranks, d.experts));
+  layer.matrices.assign(static_cast<size_t>(d.steps) * d.microbatches,
+                        LoadMatrix(d.ranks, d.experts));
   return layer;
 }
 
@@ -135,9 +136,8 @@ bool LooksLikeLayerFile(const std::string& filename) {
 // The layer index of "layer_007.csv", or nothing unless the digits are exactly three.
 std::optional<int> LayerIndex(const std::string& filename) {
   const std::string digits = fs::path(filename).stem().string().substr(6);
-  if (digits.size() != 3 || !std::all_of(digits.begin(), digits.end(), [](char c) {
-        return c >= '0' && c <= '9';
-      })) {
+  if (digits.size() != 3 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return std::nullopt;
   }
   return std::stoi(digits);
@@ -152,9 +152,10 @@ absl::StatusOr<std::vector<LayerFile>> ListLayerFiles(const std::string& directo
     const std::string name = (fs::path(directory) / filename).string();
     const std::optional<int> index = LayerIndex(filename);
     if (!index) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          name, ": layer files are named layer_NNN.csv or layer_NNN.npy (three digits, "
-          "zero-padded, from layer_000)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(name,
+                       ": layer files are named layer_NNN.csv or layer_NNN.npy (three digits, "
+                       "zero-padded, from layer_000)"));
     }
     files.push_back({*index, *FormatOfExtension(filename), it->path(), name});
   }
@@ -169,9 +170,10 @@ absl::StatusOr<std::vector<LayerFile>> ListLayerFiles(const std::string& directo
 
 absl::Status CheckLayerFiles(const std::string& directory, const std::vector<LayerFile>& files) {
   if (files.empty()) {
-    return absl::NotFoundError(absl::StrCat(
-        directory, ": no layer files (a trace holds layer_000.csv, layer_001.csv, ... or "
-        "layer_000.npy, layer_001.npy, ...)"));
+    return absl::NotFoundError(
+        absl::StrCat(directory,
+                     ": no layer files (a trace holds layer_000.csv, layer_001.csv, ... or "
+                     "layer_000.npy, layer_001.npy, ...)"));
   }
   for (const LayerFile& f : files) {
     if (f.format != files.front().format) {
@@ -182,10 +184,10 @@ absl::Status CheckLayerFiles(const std::string& directory, const std::vector<Lay
   }
   for (size_t i = 0; i < files.size(); ++i) {
     if (files[i].index != static_cast<int>(i)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          directory, ": ", TraceLayerFileName(static_cast<int>(i), files[i].format),
-          " is missing (layer files are numbered consecutively from layer_000; found ",
-          files[i].path.filename().string(), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(directory, ": ", TraceLayerFileName(static_cast<int>(i), files[i].format),
+                       " is missing (layer files are numbered consecutively from layer_000; found ",
+                       files[i].path.filename().string(), ")"));
     }
   }
   return absl::OkStatus();
@@ -290,9 +292,9 @@ class NpyHeaderParser {
     return true;
   }
   absl::Status Expected(const std::string& what) const {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "malformed NPY header: expected ", what, " at byte ", pos_, " of '", std::string(text_),
-        "'"));
+    return absl::InvalidArgumentError(absl::StrCat("malformed NPY header: expected ", what,
+                                                   " at byte ", pos_, " of '", std::string(text_),
+                                                   "'"));
   }
 
   absl::StatusOr<std::string> String() {
@@ -340,17 +342,17 @@ struct IntType {
 // train on.
 absl::StatusOr<IntType> ParseDtype(const std::string& descr) {
   static const std::pair<const char*, IntType> kTypes[] = {
-      {"|i1", {1, true}},  {"<i1", {1, true}},  {"|u1", {1, false}}, {"<u1", {1, false}},
-      {"<i2", {2, true}},  {"<u2", {2, false}}, {"<i4", {4, true}},  {"<u4", {4, false}},
-      {"<i8", {8, true}},  {"<u8", {8, false}},
+      {"|i1", {1, true}}, {"<i1", {1, true}},  {"|u1", {1, false}}, {"<u1", {1, false}},
+      {"<i2", {2, true}}, {"<u2", {2, false}}, {"<i4", {4, true}},  {"<u4", {4, false}},
+      {"<i8", {8, true}}, {"<u8", {8, false}},
   };
   for (const auto& [name, type] : kTypes) {
     if (descr == name) return type;
   }
   if (descr.size() == 3 && descr[0] == '>' && (descr[1] == 'i' || descr[1] == 'u')) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "dtype '", descr, "' is big-endian; save it little-endian (a.astype('<", descr.substr(1),
-        "'))"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("dtype '", descr, "' is big-endian; save it little-endian (a.astype('<",
+                     descr.substr(1), "'))"));
   }
   return absl::InvalidArgumentError(
       absl::StrCat("dtype '", descr, "' is not an integer type (use int32/int64)"));
@@ -359,17 +361,17 @@ absl::StatusOr<IntType> ParseDtype(const std::string& descr) {
 // Turns numpy's shape into trace dimensions: (S, R, E) or (S, M, R, E), none zero or too large.
 absl::StatusOr<TraceDims> DimsOfShape(const std::vector<int64_t>& shape) {
   if (shape.size() != 3 && shape.size() != 4) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "shape ", DimsString(shape),
-        " must be (steps, ranks, experts) or (steps, microbatches, ranks, experts)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("shape ", DimsString(shape),
+                     " must be (steps, ranks, experts) or (steps, microbatches, ranks, experts)"));
   }
   static const char* const kNames3[] = {"steps", "ranks", "experts"};
   static const char* const kNames4[] = {"steps", "microbatches", "ranks", "experts"};
   for (size_t i = 0; i < shape.size(); ++i) {
     const char* what = shape.size() == 3 ? kNames3[i] : kNames4[i];
     if (shape[i] < 1 || shape[i] > kMaxDim) {
-      return absl::InvalidArgumentError(absl::StrCat("shape ", DimsString(shape), ": ", what,
-                                                     " must be in [1, ", kMaxDim, "]"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("shape ", DimsString(shape), ": ", what, " must be in [1, ", kMaxDim, "]"));
     }
   }
   const bool has_mb = shape.size() == 4;
@@ -420,7 +422,8 @@ class NpyReader {
     in_.open(path_, std::ios::binary);
     std::error_code ec;
     size_ = fs::file_size(path_, ec);
-    if (!in_ || ec) return absl::NotFoundError(absl::StrCat(name_, ": cannot open: ", std::strerror(errno)));
+    if (!in_ || ec)
+      return absl::NotFoundError(absl::StrCat(name_, ": cannot open: ", std::strerror(errno)));
     absl::StatusOr<NpyHeader> header = ReadHeader();
     if (!header.ok()) return Error(header.status().message());
     if (header->fortran_order) {
@@ -447,8 +450,8 @@ class NpyReader {
     }
     const int major = preamble[6];
     if (major < 1 || major > 3) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "NPY version ", major, ".", int{preamble[7]}, " is not supported (1.0, 2.0 or 3.0)"));
+      return absl::InvalidArgumentError(absl::StrCat("NPY version ", major, ".", int{preamble[7]},
+                                                     " is not supported (1.0, 2.0 or 3.0)"));
     }
     const int length_bytes = major == 1 ? 2 : 4;
     if (!ReadBytes(preamble + 8, length_bytes)) return Truncated("header");
@@ -461,7 +464,8 @@ class NpyReader {
   }
 
   absl::Status Truncated(const std::string& part) const {
-    return absl::InvalidArgumentError(absl::StrCat("truncated in the ", part, " (", size_, " bytes)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("truncated in the ", part, " (", size_, " bytes)"));
   }
 
   absl::Status CheckDataSize(const NpyHeader& header, IntType type) {
@@ -473,15 +477,16 @@ class NpyReader {
     }
     overflow |= __builtin_mul_overflow(elements_, static_cast<uint64_t>(type.bytes), &needed);
     const uint64_t held = size_ - data_offset_;
-    const std::string what = absl::StrCat("shape ", DimsString(header.shape), " of '", header.descr, "'");
+    const std::string what =
+        absl::StrCat("shape ", DimsString(header.shape), " of '", header.descr, "'");
     if (overflow || needed > held) {
       return Error(absl::StrCat("truncated: ", what, " needs ",
                                 overflow ? std::string("more than 2^64") : absl::StrCat(needed),
                                 " data bytes, the file holds ", held));
     }
     if (needed < held) {
-      return Error(absl::StrCat(held - needed, " bytes follow the data (", what, " needs ",
-                                needed, "); is this an NPY file written by np.save?"));
+      return Error(absl::StrCat(held - needed, " bytes follow the data (", what, " needs ", needed,
+                                "); is this an NPY file written by np.save?"));
     }
     return absl::OkStatus();
   }
@@ -489,7 +494,8 @@ class NpyReader {
   // Decodes in blocks, so that a layer costs its matrices and one block, not the file twice.
   absl::StatusOr<Layer> ReadData(const NpyHeader& header, IntType type, const TraceDims& dims) {
     Layer layer = EmptyLayer(dims);
-    const uint64_t per_matrix = static_cast<uint64_t>(dims.ranks) * static_cast<uint64_t>(dims.experts);
+    const uint64_t per_matrix =
+        static_cast<uint64_t>(dims.ranks) * static_cast<uint64_t>(dims.experts);
     constexpr uint64_t kBlockElements = uint64_t{1} << 16;
     std::vector<unsigned char> block(static_cast<size_t>(kBlockElements) * type.bytes);
     for (uint64_t first = 0; first < elements_; first += kBlockElements) {
@@ -531,7 +537,8 @@ class NpyReader {
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -540,7 +547,8 @@ std::vector<std::string_view> SplitFields(std::string_view line) {
   size_t start = 0;
   while (true) {
     const size_t comma = line.find(',', start);
-    fields.push_back(Trim(line.substr(start, comma == std::string_view::npos ? comma : comma - start)));
+    fields.push_back(
+        Trim(line.substr(start, comma == std::string_view::npos ? comma : comma - start)));
     if (comma == std::string_view::npos) return fields;
     start = comma + 1;
   }
@@ -549,9 +557,8 @@ std::vector<std::string_view> SplitFields(std::string_view line) {
 // Plain decimal digits only (no sign, no exponent), saturating at INT64_MAX so that a huge
 // value reads as out of range rather than as malformed.
 std::optional<int64_t> ParseNonNegative(std::string_view field) {
-  if (field.empty() || !std::all_of(field.begin(), field.end(), [](char c) {
-        return c >= '0' && c <= '9';
-      })) {
+  if (field.empty() ||
+      !std::all_of(field.begin(), field.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return std::nullopt;
   }
   int64_t v = 0;
@@ -574,7 +581,8 @@ class CsvReader {
 
   absl::StatusOr<Layer> Read() {
     std::ifstream in(path_);
-    if (!in) return absl::NotFoundError(absl::StrCat(name_, ": cannot open: ", std::strerror(errno)));
+    if (!in)
+      return absl::NotFoundError(absl::StrCat(name_, ": cannot open: ", std::strerror(errno)));
     std::string line;
     bool have_header = false;
     while (std::getline(in, line)) {
@@ -586,7 +594,8 @@ class CsvReader {
       have_header = true;
     }
     if (in.bad()) return Error(absl::StrCat("read failed after line ", line_number_));
-    if (!have_header) return Error("no header line (step,rank,e0,e1,... or step,microbatch,rank,e0,...)");
+    if (!have_header)
+      return Error("no header line (step,rank,e0,e1,... or step,microbatch,rank,e0,...)");
     if (rows_.empty()) return Error("no data rows after the header");
     return Assemble();
   }
@@ -613,8 +622,8 @@ class CsvReader {
     for (size_t c = index_columns_; c < fields.size(); ++c) {
       const std::string expected = absl::StrCat("e", c - index_columns_);
       if (fields[c] != expected) {
-        return LineError(absl::StrCat("header column ", c + 1, ": expected '", expected,
-                                      "', got '", std::string(fields[c]), "'"));
+        return LineError(absl::StrCat("header column ", c + 1, ": expected '", expected, "', got '",
+                                      std::string(fields[c]), "'"));
       }
     }
     experts_ = fields.size() - index_columns_;
@@ -627,8 +636,8 @@ class CsvReader {
   absl::StatusOr<int> IndexField(std::string_view field, const char* column) const {
     const std::optional<int64_t> v = ParseNonNegative(field);
     if (!v || *v >= kMaxDim) {
-      return LineError(absl::StrCat("column ", column, ": must be an integer in [0, ",
-                                    kMaxDim - 1, "], got '", std::string(field), "'"));
+      return LineError(absl::StrCat("column ", column, ": must be an integer in [0, ", kMaxDim - 1,
+                                    "], got '", std::string(field), "'"));
     }
     return static_cast<int>(*v);
   }
@@ -636,8 +645,8 @@ class CsvReader {
   absl::Status ParseRow(std::string_view text) {
     const std::vector<std::string_view> fields = SplitFields(text);
     if (fields.size() != index_columns_ + experts_) {
-      return LineError(absl::StrCat(fields.size(), " columns, the header has ",
-                                    index_columns_ + experts_));
+      return LineError(
+          absl::StrCat(fields.size(), " columns, the header has ", index_columns_ + experts_));
     }
     CsvRow row;
     row.line = line_number_;
@@ -660,8 +669,8 @@ class CsvReader {
                                       std::string(field), "'"));
       }
       if (*v > kMaxTokensPerEntry) {
-        return LineError(absl::StrCat("column e", e, ": must be at most 2^40 (",
-                                      kMaxTokensPerEntry, "), got '", std::string(field), "'"));
+        return LineError(absl::StrCat("column e", e, ": must be at most 2^40 (", kMaxTokensPerEntry,
+                                      "), got '", std::string(field), "'"));
       }
       counts_.push_back(*v);
     }
@@ -695,15 +704,15 @@ class CsvReader {
     for (size_t i = 0; i <= order.size(); ++i) {
       if (static_cast<int64_t>(i) == expected) break;
       const auto idx = static_cast<int64_t>(i);
-      const std::tuple<int, int, int> want(static_cast<int>(idx / (int64_t{d.microbatches} * d.ranks)),
-                                           static_cast<int>(idx / d.ranks % d.microbatches),
-                                           static_cast<int>(idx % d.ranks));
+      const std::tuple<int, int, int> want(
+          static_cast<int>(idx / (int64_t{d.microbatches} * d.ranks)),
+          static_cast<int>(idx / d.ranks % d.microbatches), static_cast<int>(idx % d.ranks));
       if (i == order.size() || rows_[order[i]].key() != want) {
-        return Error(absl::StrCat(
-            "no row for ", RowName(want), " (every ",
-            has_microbatch_ ? "(step, microbatch, rank)" : "(step, rank)",
-            " up to the largest seen, ", RowName({d.steps - 1, d.microbatches - 1, d.ranks - 1}),
-            ", must appear exactly once)"));
+        return Error(absl::StrCat("no row for ", RowName(want), " (every ",
+                                  has_microbatch_ ? "(step, microbatch, rank)" : "(step, rank)",
+                                  " up to the largest seen, ",
+                                  RowName({d.steps - 1, d.microbatches - 1, d.ranks - 1}),
+                                  ", must appear exactly once)"));
       }
     }
     return absl::OkStatus();
@@ -726,7 +735,8 @@ class CsvReader {
     for (size_t i = 0; i < rows_.size(); ++i) {
       const CsvRow& row = rows_[i];
       const auto first = counts_.begin() + static_cast<std::ptrdiff_t>(i * experts_);
-      LoadMatrix& m = layer.matrices[static_cast<size_t>(row.step) * d.microbatches + row.microbatch];
+      LoadMatrix& m =
+          layer.matrices[static_cast<size_t>(row.step) * d.microbatches + row.microbatch];
       std::copy(first, first + d.experts, m.row(row.rank).begin());
     }
     return layer;
@@ -780,10 +790,12 @@ absl::Status CheckWorkloadShape(const WorkloadShape& s) {
     return absl::InvalidArgumentError(absl::StrCat("workload shape: ", what));
   };
   if (s.layers < 1 || s.layers > kMaxLayers) {
-    return bad(absl::StrCat("layers must be in [1, ", kMaxLayers, "] (three-digit file names), got ", s.layers));
+    return bad(absl::StrCat("layers must be in [1, ", kMaxLayers,
+                            "] (three-digit file names), got ", s.layers));
   }
   if (s.steps < 1) return bad(absl::StrCat("steps must be at least 1, got ", s.steps));
-  if (s.microbatches < 1) return bad(absl::StrCat("microbatches must be at least 1, got ", s.microbatches));
+  if (s.microbatches < 1)
+    return bad(absl::StrCat("microbatches must be at least 1, got ", s.microbatches));
   if (s.ranks < 1) return bad(absl::StrCat("ranks must be at least 1, got ", s.ranks));
   if (s.experts < 1 || s.experts % s.ranks != 0) {
     return bad(absl::StrCat("experts must be a positive multiple of ranks (", s.ranks, "), got ",
@@ -794,28 +806,31 @@ absl::Status CheckWorkloadShape(const WorkloadShape& s) {
 
 // A matrix the reader would accept back, so a written trace is always a readable one.
 absl::Status CheckMatrix(const LoadMatrix& m, const WorkloadShape& s, int step, int layer, int mb) {
-  const std::string where = absl::StrCat("workload: step ", step, ", layer ", layer, ", microbatch ", mb);
+  const std::string where =
+      absl::StrCat("workload: step ", step, ", layer ", layer, ", microbatch ", mb);
   if (m.sources() != s.ranks || m.experts() != s.experts) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": Load returned ", m.sources(), " x ",
-                                                   m.experts(), ", the shape says ", s.ranks,
-                                                   " x ", s.experts));
+                                                   m.experts(), ", the shape says ", s.ranks, " x ",
+                                                   s.experts));
   }
   for (int r = 0; r < m.sources(); ++r) {
     for (int e = 0; e < m.experts(); ++e) {
       if (auto problem = CountProblem(m.at(r, e))) {
-        return absl::InvalidArgumentError(absl::StrCat(where, ": rank ", r, ", expert ", e, ": ", *problem));
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ": rank ", r, ", expert ", e, ": ", *problem));
       }
     }
   }
-  if (auto problem = TotalProblem(m)) return absl::InvalidArgumentError(absl::StrCat(where, ": ", *problem));
+  if (auto problem = TotalProblem(m))
+    return absl::InvalidArgumentError(absl::StrCat(where, ": ", *problem));
   return absl::OkStatus();
 }
 
 // numpy's header for a C-order little-endian int64 array, space-padded and ending in '\n' so the
 // data starts 64-byte aligned, as np.save writes it.
 std::string NpyPreamble(const std::vector<int64_t>& shape) {
-  const std::string dict = absl::StrCat("{'descr': '<i8', 'fortran_order': False, 'shape': ",
-                                        DimsString(shape), ", }");
+  const std::string dict =
+      absl::StrCat("{'descr': '<i8', 'fortran_order': False, 'shape': ", DimsString(shape), ", }");
   for (int major : {1, 2}) {
     const size_t fixed = major == 1 ? 10 : 12;
     const size_t header = dict.size() + 1 + (64 - (fixed + dict.size() + 1) % 64) % 64;
@@ -837,7 +852,8 @@ void AppendLittleEndian(std::string& out, const std::vector<int64_t>& values) {
     out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(int64_t));
   } else {
     for (int64_t v : values) {
-      for (int i = 0; i < 8; ++i) out += static_cast<char>((static_cast<uint64_t>(v) >> (8 * i)) & 0xff);
+      for (int i = 0; i < 8; ++i)
+        out += static_cast<char>((static_cast<uint64_t>(v) >> (8 * i)) & 0xff);
     }
   }
 }
@@ -855,7 +871,8 @@ std::string CsvHeader(const WorkloadShape& s) {
   return out;
 }
 
-void AppendCsvRows(std::string& out, const LoadMatrix& m, const WorkloadShape& s, int step, int mb) {
+void AppendCsvRows(std::string& out, const LoadMatrix& m, const WorkloadShape& s, int step,
+                   int mb) {
   for (int r = 0; r < m.sources(); ++r) {
     AppendNumber(out, step);
     out += ',';
@@ -877,7 +894,8 @@ absl::Status WriteLayer(const Workload& workload, int layer, TraceFormat format,
   const WorkloadShape s = workload.shape();
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) {
-    return absl::PermissionDeniedError(absl::StrCat(path.string(), ": cannot create: ", std::strerror(errno)));
+    return absl::PermissionDeniedError(
+        absl::StrCat(path.string(), ": cannot create: ", std::strerror(errno)));
   }
   std::string buffer;
   if (format == TraceFormat::kNpy) {
@@ -891,8 +909,10 @@ absl::Status WriteLayer(const Workload& workload, int layer, TraceFormat format,
     for (int mb = 0; mb < s.microbatches; ++mb) {
       const LoadMatrix m = workload.Load(step, layer, mb);
       if (absl::Status st = CheckMatrix(m, s, step, layer, mb); !st.ok()) return st;
-      if (format == TraceFormat::kNpy) AppendLittleEndian(buffer, m.data());
-      else AppendCsvRows(buffer, m, s, step, mb);
+      if (format == TraceFormat::kNpy)
+        AppendLittleEndian(buffer, m.data());
+      else
+        AppendCsvRows(buffer, m, s, step, mb);
       out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
       buffer.clear();
     }
@@ -913,9 +933,9 @@ absl::Status CheckNoLayerFiles(const std::string& directory) {
   if (ec) return absl::NotFoundError(absl::StrCat(directory, ": cannot list: ", ec.message()));
   if (existing.empty()) return absl::OkStatus();
   std::sort(existing.begin(), existing.end());
-  return absl::AlreadyExistsError(absl::StrCat(
-      (fs::path(directory) / existing.front()).string(),
-      " already exists; WriteTrace does not overwrite a trace (write to a new or empty directory)"));
+  return absl::AlreadyExistsError(absl::StrCat((fs::path(directory) / existing.front()).string(),
+                                               " already exists; WriteTrace does not overwrite a "
+                                               "trace (write to a new or empty directory)"));
 }
 
 }  // namespace
@@ -935,10 +955,10 @@ absl::StatusOr<std::unique_ptr<Workload>> ReadTrace(const std::string& path) {
     if (file.index == 0) {
       dims = layer->dims;
     } else if (layer->dims != dims) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          file.name, ": shape ", DimsString(layer->dims), " differs from ",
-          files->front().path.filename().string(), "'s ", DimsString(dims),
-          "; every layer needs the same steps, microbatches, ranks and experts"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(file.name, ": shape ", DimsString(layer->dims), " differs from ",
+                       files->front().path.filename().string(), "'s ", DimsString(dims),
+                       "; every layer needs the same steps, microbatches, ranks and experts"));
     }
     std::move(layer->matrices.begin(), layer->matrices.end(), std::back_inserter(matrices));
   }

@@ -1,12 +1,12 @@
 #include "taot/sim/trace.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 namespace taot::sim {
 namespace {
@@ -64,8 +64,9 @@ class TraceTest : public ::testing::Test {
   // A version 1.0 NPY file with the given header fields and raw data bytes.
   void WriteNpy(const std::string& name, const std::string& descr, const std::string& shape,
                 const std::string& data, bool fortran = false) const {
-    std::string dict = "{'descr': '" + descr + "', 'fortran_order': " +
-                       (fortran ? "True" : "False") + ", 'shape': " + shape + ", }";
+    std::string dict = "{'descr': '" + descr +
+                       "', 'fortran_order': " + (fortran ? "True" : "False") +
+                       ", 'shape': " + shape + ", }";
     while ((10 + dict.size() + 1) % 64 != 0) dict += ' ';
     dict += '\n';
     std::string out("\x93NUMPY\x01\x00", 8);
@@ -111,10 +112,12 @@ void ExpectSameWorkload(const Workload& a, const Workload& b) {
 TEST_F(TraceTest, RoundTripsEveryFormatWithAndWithoutMicrobatches) {
   for (TraceFormat format : {TraceFormat::kCsv, TraceFormat::kNpy}) {
     for (int microbatches : {1, 3}) {
-      const std::string out = Path("t" + std::to_string(int(format)) + std::to_string(microbatches));
+      const std::string out =
+          Path("t" + std::to_string(int(format)) + std::to_string(microbatches));
       const HashWorkload w(Shape(microbatches));
       ASSERT_TRUE(WriteTrace(w, out, format).ok());
-      for (int l = 0; l < 3; ++l) EXPECT_TRUE(fs::exists(fs::path(out) / TraceLayerFileName(l, format)));
+      for (int l = 0; l < 3; ++l)
+        EXPECT_TRUE(fs::exists(fs::path(out) / TraceLayerFileName(l, format)));
       const auto read = ReadTrace(out);
       ASSERT_TRUE(read.ok()) << read.status();
       ExpectSameWorkload(w, **read);
@@ -190,21 +193,23 @@ TEST_F(TraceTest, GapInLayerNumbering) {
 
 TEST_F(TraceTest, LayerNamesNeedThreeDigits) {
   WriteText("layer_0.csv", "step,rank,e0\n0,0,1\n");
-  EXPECT_THAT(ReadError().message(), AllOf(HasSubstr(Path("layer_0.csv")), HasSubstr("three digits")));
+  EXPECT_THAT(ReadError().message(),
+              AllOf(HasSubstr(Path("layer_0.csv")), HasSubstr("three digits")));
 }
 
 TEST_F(TraceTest, MixedFormats) {
   WriteText("layer_000.csv", "step,rank,e0\n0,0,1\n");
   WriteNpy("layer_001.npy", "<i4", "(1, 1, 1)", I4({1}));
-  EXPECT_THAT(ReadError().message(),
-              AllOf(HasSubstr("mixes formats"), HasSubstr("layer_000.csv"), HasSubstr("layer_001.npy")));
+  EXPECT_THAT(ReadError().message(), AllOf(HasSubstr("mixes formats"), HasSubstr("layer_000.csv"),
+                                           HasSubstr("layer_001.npy")));
 }
 
 TEST_F(TraceTest, ShapeMismatchBetweenLayers) {
   WriteNpy("layer_000.npy", "<i4", "(2, 1, 2)", I4({1, 2, 3, 4}));
   WriteNpy("layer_001.npy", "<i4", "(1, 1, 2)", I4({1, 2}));
   EXPECT_THAT(ReadError().message(),
-              HasSubstr(Path("layer_001.npy") + ": shape (1, 1, 2) differs from layer_000.npy's (2, 1, 2)"));
+              HasSubstr(Path("layer_001.npy") +
+                        ": shape (1, 1, 2) differs from layer_000.npy's (2, 1, 2)"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -226,14 +231,14 @@ TEST_F(TraceTest, NpyFortranOrder) {
 
 TEST_F(TraceTest, NpyTruncatedData) {
   WriteNpy("layer_000.npy", "<i4", "(2, 1, 2)", I4({1, 2, 3}));
-  EXPECT_THAT(ReadError().message(),
-              AllOf(HasSubstr(Path("layer_000.npy")), HasSubstr("truncated"),
-                    HasSubstr("needs 16 data bytes, the file holds 12")));
+  EXPECT_THAT(ReadError().message(), AllOf(HasSubstr(Path("layer_000.npy")), HasSubstr("truncated"),
+                                           HasSubstr("needs 16 data bytes, the file holds 12")));
 }
 
 TEST_F(TraceTest, NpyTruncatedHeader) {
   WriteText("layer_000.npy", std::string("\x93NUMPY\x01\x00\x76\x00{'descr'", 17));
-  EXPECT_THAT(ReadError().message(), AllOf(HasSubstr(Path("layer_000.npy")), HasSubstr("truncated")));
+  EXPECT_THAT(ReadError().message(),
+              AllOf(HasSubstr(Path("layer_000.npy")), HasSubstr("truncated")));
 }
 
 TEST_F(TraceTest, NpyNotNpy) {
@@ -245,19 +250,21 @@ TEST_F(TraceTest, NpyNotNpy) {
 TEST_F(TraceTest, NpyNegativeCountNamesTheElement) {
   WriteNpy("layer_000.npy", "<i4", "(2, 1, 2)", I4({1, 2, 3, -5}));
   EXPECT_THAT(ReadError().message(),
-              HasSubstr(Path("layer_000.npy") + ": element [1, 0, 1]: must be an integer in [0, 2^40], got -5"));
+              HasSubstr(Path("layer_000.npy") +
+                        ": element [1, 0, 1]: must be an integer in [0, 2^40], got -5"));
 }
 
 TEST_F(TraceTest, NpyWrongRank) {
   WriteNpy("layer_000.npy", "<i4", "(2, 2)", I4({1, 2, 3, 4}));
   EXPECT_THAT(ReadError().message(),
-              AllOf(HasSubstr(Path("layer_000.npy")), HasSubstr("shape (2, 2) must be (steps, ranks, experts)")));
+              AllOf(HasSubstr(Path("layer_000.npy")),
+                    HasSubstr("shape (2, 2) must be (steps, ranks, experts)")));
 }
 
 TEST_F(TraceTest, NpyExpertsNotAMultipleOfRanks) {
   WriteNpy("layer_000.npy", "<i4", "(1, 2, 3)", I4({1, 2, 3, 4, 5, 6}));
-  EXPECT_THAT(ReadError().message(),
-              AllOf(HasSubstr(Path("layer_000.npy")), HasSubstr("3 experts is not a multiple of 2 ranks")));
+  EXPECT_THAT(ReadError().message(), AllOf(HasSubstr(Path("layer_000.npy")),
+                                           HasSubstr("3 experts is not a multiple of 2 ranks")));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -267,20 +274,21 @@ TEST_F(TraceTest, CsvNegativeCount) {
   WriteText("layer_000.csv", "step,rank,e0,e1\n0,0,1,2\n0,1,3,-2\n");
   const absl::Status s = ReadError();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(),
-              HasSubstr(Path("layer_000.csv") + ":3: column e1: must be an integer >= 0, got '-2'"));
+  EXPECT_THAT(s.message(), HasSubstr(Path("layer_000.csv") +
+                                     ":3: column e1: must be an integer >= 0, got '-2'"));
 }
 
 TEST_F(TraceTest, CsvNonInteger) {
   WriteText("layer_000.csv", "step,rank,e0,e1\n0,0,1.5,2\n0,1,3,4\n");
-  EXPECT_THAT(ReadError().message(),
-              HasSubstr(Path("layer_000.csv") + ":2: column e0: must be an integer >= 0, got '1.5'"));
+  EXPECT_THAT(
+      ReadError().message(),
+      HasSubstr(Path("layer_000.csv") + ":2: column e0: must be an integer >= 0, got '1.5'"));
 }
 
 TEST_F(TraceTest, CsvCountAboveTheLimit) {
   WriteText("layer_000.csv", "step,rank,e0\n0,0,1099511627777\n");
-  EXPECT_THAT(ReadError().message(),
-              AllOf(HasSubstr(Path("layer_000.csv") + ":2: column e0"), HasSubstr("1099511627777")));
+  EXPECT_THAT(ReadError().message(), AllOf(HasSubstr(Path("layer_000.csv") + ":2: column e0"),
+                                           HasSubstr("1099511627777")));
 }
 
 TEST_F(TraceTest, CsvWrongColumnCount) {
@@ -297,17 +305,17 @@ TEST_F(TraceTest, CsvBadHeader) {
 
 TEST_F(TraceTest, CsvDuplicateRow) {
   WriteText("layer_000.csv", "step,rank,e0,e1\n0,0,1,2\n0,1,3,4\n0,0,5,6\n");
-  EXPECT_THAT(ReadError().message(),
-              HasSubstr(Path("layer_000.csv") + ":4: duplicate row for step 0, rank 0 (also on line 2)"));
+  EXPECT_THAT(
+      ReadError().message(),
+      HasSubstr(Path("layer_000.csv") + ":4: duplicate row for step 0, rank 0 (also on line 2)"));
 }
 
 TEST_F(TraceTest, CsvMissingRow) {
   WriteText("layer_000.csv",
             "step,microbatch,rank,e0,e1\n0,0,0,1,2\n0,0,1,3,4\n0,1,0,1,2\n1,0,0,1,2\n1,0,1,1,2\n"
             "1,1,0,1,2\n1,1,1,1,2\n");
-  EXPECT_THAT(ReadError().message(),
-              AllOf(HasSubstr(Path("layer_000.csv")),
-                    HasSubstr("no row for step 0, microbatch 1, rank 1")));
+  EXPECT_THAT(ReadError().message(), AllOf(HasSubstr(Path("layer_000.csv")),
+                                           HasSubstr("no row for step 0, microbatch 1, rank 1")));
 }
 
 TEST_F(TraceTest, CsvExpertsNotAMultipleOfRanks) {

@@ -30,8 +30,7 @@ absl::StatusOr<std::unique_ptr<Workload>> ReadTrace(const std::string& path);
 // M > 1. Creates `directory` if needed and refuses, before writing anything, a directory that
 // already holds any layer file (the error names it), so no recorded data is overwritten; on a
 // later error it removes the files it wrote.
-absl::Status WriteTrace(const Workload& workload, const std::string& directory,
-                        TraceFormat format);
+absl::Status WriteTrace(const Workload& workload, const std::string& directory, TraceFormat format);
 
 // "layer_007.csv" / "layer_007.npy".
 std::string TraceLayerFileName(int layer, TraceFormat format);
