@@ -10,6 +10,7 @@
 #include <string>
 #include <tuple>
 
+#include "taot/planner/layer_time.h"
 #include "taot/planner/registry.h"
 #include "taot/sim/case_generator.h"
 
@@ -29,9 +30,10 @@ const taot::PlanRequest& Case(int ranks, int experts) {
   return it->second;
 }
 
-void BM_Plan(benchmark::State& state, const std::string& planner, int ranks, int experts) {
+void BM_Plan(benchmark::State& state, const std::string& planner, const taot::PlannerParams& params, int ranks,
+             int experts) {
   const taot::PlanRequest& request = Case(ranks, experts);
-  std::unique_ptr<taot::Planner> p = taot::PlannerRegistry::BuiltIn().Create(planner).value();
+  std::unique_ptr<taot::Planner> p = taot::PlannerRegistry::BuiltIn().Create(planner, params).value();
   for (auto _ : state) {
     auto plan = p->MakePlan(request);
     benchmark::DoNotOptimize(plan);
@@ -43,12 +45,29 @@ const int kRegistered = [] {
   for (const std::string& name : taot::PlannerRegistry::BuiltIn().names()) {
     for (auto [r, e] : {std::pair{16, 128}, {32, 128}, {64, 256}, {256, 1024}}) {
       benchmark::RegisterBenchmark((name + "/EP" + std::to_string(r) + "/E" + std::to_string(e)).c_str(),
-                                   BM_Plan, name, r, e)
+                                   BM_Plan, name, taot::PlannerParams{}, r, e)
           ->Unit(benchmark::kMicrosecond);
     }
   }
+  // taot choosing its own target (several plans, each modelled) against taot at 2%.
+  for (auto [r, e] : {std::pair{16, 128}, {32, 128}, {64, 256}}) {
+    benchmark::RegisterBenchmark(("taot-auto/EP" + std::to_string(r) + "/E" + std::to_string(e)).c_str(), BM_Plan,
+                                 "taot", taot::PlannerParams{{"target_imbalance_pct", "auto"}}, r, e)
+        ->Unit(benchmark::kMicrosecond);
+  }
   return 0;
 }();
+
+// The layer-time model alone, on taot's plan (what each auto candidate costs on top of planning).
+void BM_LayerTime(benchmark::State& state, int ranks, int experts) {
+  const taot::PlanRequest& request = Case(ranks, experts);
+  const taot::Plan plan = taot::PlannerRegistry::BuiltIn().Create("taot").value()->MakePlan(request).value();
+  const taot::ClusterSpec cluster;
+  const taot::ModelSpec model = taot::ModelPreset("qwen3-30b-a3b").value();
+  for (auto _ : state) benchmark::DoNotOptimize(taot::ModelLayerTime(cluster, model, request, plan, true));
+}
+BENCHMARK_CAPTURE(BM_LayerTime, EP16, 16, 128)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_LayerTime, EP64, 64, 256)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

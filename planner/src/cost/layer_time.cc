@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <span>
 
 namespace taot {
 namespace {
@@ -21,13 +22,27 @@ struct Links {
   double nvl_bytes_per_us, ib_bytes_per_us, nvl_latency_us, ib_latency_us;
 };
 
+// x^k for a small whole k, without libm's general pow (this runs for every source and node).
+double IntPow(double x, int k) {
+  double result = 1;
+  for (; k > 0; k >>= 1, x *= x) {
+    if (k & 1) result *= x;
+  }
+  return result;
+}
+
 // copies[s * R + d]: token copies source s sends to rank d under the plan (d == s stays local).
 std::vector<double> TokenCopies(const PlanRequest& request, const Plan& plan) {
   const int R = request.ranks();
   std::vector<double> copies(static_cast<size_t>(R) * R, 0.0);
+  const int per_rank = request.experts_per_rank();
   for (int s = 0; s < R; ++s) {
-    for (int e = 0; e < request.experts; ++e) {
-      copies[static_cast<size_t>(s) * R + request.home_of(e)] += static_cast<double>(request.load.at(s, e));
+    // Experts are laid out home by home: sum each home's block.
+    const std::span<const int64_t> row = request.load.row(s);
+    for (int home = 0; home < R; ++home) {
+      int64_t sum = 0;
+      for (int e = home * per_rank; e < (home + 1) * per_rank; ++e) sum += row[e];
+      copies[static_cast<size_t>(s) * R + home] = static_cast<double>(sum);
     }
   }
   for (const Assignment& a : plan.assignments) {
@@ -70,7 +85,7 @@ LinkBytes DispatchBytes(const PlanRequest& request, const ModelSpec& model,
       double to_node = 0;
       for (int d : members) to_node += row[d];
       if (to_node <= 0) continue;
-      const double reached = tokens * (1.0 - std::pow(1.0 - std::min(1.0, to_node / picks), model.top_k));
+      const double reached = tokens * (1.0 - IntPow(1.0 - std::min(1.0, to_node / picks), model.top_k));
       const int nic = members[local % members.size()];
       bytes.ib_send[s] += reached * token_bytes;
       bytes.ib_recv[nic] += reached * token_bytes;
@@ -105,8 +120,13 @@ double GemmUs(const ClusterSpec& cluster, const ModelSpec& model, double n) {
   return std::max(compute, read) + cluster.gemm_launch_us;
 }
 
-bool IsResident(const PlanRequest& request, const Replica& replica) {
-  return std::find(request.resident.begin(), request.resident.end(), replica) != request.resident.end();
+std::vector<Replica> Sorted(std::vector<Replica> replicas) {
+  std::sort(replicas.begin(), replicas.end());
+  return replicas;
+}
+
+bool Contains(const std::vector<Replica>& sorted, const Replica& replica) {
+  return std::binary_search(sorted.begin(), sorted.end(), replica);
 }
 
 // Adds one expert's weights moving from `from` to `to` (direct, NIC to NIC across nodes).
@@ -128,9 +148,10 @@ std::vector<double> WeightArrivalUs(const PlanRequest& request, const Plan& plan
   const Topology& topo = request.topology;
   const double weight_bytes = static_cast<double>(model.expert_bytes());
   LinkBytes weights(request.ranks());
+  const std::vector<Replica> resident = Sorted(request.resident);
   std::vector<Replica> moving;
   for (const Replica& r : plan.replicas) {
-    if (IsResident(request, r)) continue;
+    if (Contains(resident, r)) continue;
     AddWeights(topo, weight_bytes, request.home_of(r.expert), r.rank, weights);
     moving.push_back(r);
   }
@@ -158,24 +179,23 @@ struct RankCompute {
 RankCompute ComputeUs(const ClusterSpec& cluster, const ModelSpec& model, const PlanRequest& request,
                       const Plan& plan) {
   const int R = request.ranks();
-  std::vector<double> kept(static_cast<size_t>(request.experts), 0.0);
+  std::vector<int64_t> totals(static_cast<size_t>(request.experts), 0);
   for (int s = 0; s < R; ++s) {
-    for (int e = 0; e < request.experts; ++e) kept[e] += static_cast<double>(request.load.at(s, e));
+    const std::span<const int64_t> row = request.load.row(s);
+    for (int e = 0; e < request.experts; ++e) totals[e] += row[e];
   }
-  // Tokens per replica, in plan.replicas order (assignments name their replica by (expert, rank)).
-  std::vector<double> served(plan.replicas.size(), 0.0);
+  std::vector<double> kept(totals.begin(), totals.end());
+  // Tokens per replica (assignments name their replica by (expert, rank)).
+  const std::vector<Replica> replicas = Sorted(plan.replicas);
+  std::vector<double> served(replicas.size(), 0.0);
   for (const Assignment& a : plan.assignments) {
-    const Replica key{a.expert, a.rank};
-    const size_t i = static_cast<size_t>(
-        std::find(plan.replicas.begin(), plan.replicas.end(), key) - plan.replicas.begin());
-    served[i] += static_cast<double>(a.tokens);
+    const auto it = std::lower_bound(replicas.begin(), replicas.end(), Replica{a.expert, a.rank});
+    served[static_cast<size_t>(it - replicas.begin())] += static_cast<double>(a.tokens);
     kept[a.expert] -= static_cast<double>(a.tokens);
   }
   RankCompute out{std::vector<double>(static_cast<size_t>(R), 0.0), std::vector<double>(static_cast<size_t>(R), 0.0)};
   for (int e = 0; e < request.experts; ++e) out.home_us[request.home_of(e)] += GemmUs(cluster, model, kept[e]);
-  for (size_t i = 0; i < plan.replicas.size(); ++i) {
-    out.guest_us[plan.replicas[i].rank] += GemmUs(cluster, model, served[i]);
-  }
+  for (size_t i = 0; i < replicas.size(); ++i) out.guest_us[replicas[i].rank] += GemmUs(cluster, model, served[i]);
   return out;
 }
 

@@ -30,7 +30,11 @@ namespace taot::planners {
 namespace {
 
 // Targets the auto mode tries, in %: dense where the trade-off usually turns.
-constexpr double kAutoCandidates[] = {0, 1, 2, 3, 5, 7.5, 10, 15, 20};
+constexpr double kAutoCandidates[] = {0, 1, 2, 3, 5, 10, 20};
+// The modelled time falls as the target drops until transfers start to cost more than the
+// balance saves, then rises: the search stops after this many candidates in a row that do not
+// beat the best.
+constexpr int kAutoPatience = 2;
 
 class TaotPlanner final : public Planner {
  public:
@@ -67,7 +71,8 @@ Plan TaotPlanner::PlanAtBestTarget(const PlanRequest& request, const LoadSums& s
   best.chosen_target_pct = ImbalancePct(sums.rank_loads);
   double best_us = layer_us(best);
   // From the highest target down, so that a tie keeps the plan with fewer transfers.
-  for (auto it = std::rbegin(kAutoCandidates); it != std::rend(kAutoCandidates); ++it) {
+  int worse = 0;
+  for (auto it = std::rbegin(kAutoCandidates); it != std::rend(kAutoCandidates) && worse < kAutoPatience; ++it) {
     if (*it >= *best.chosen_target_pct) continue;
     Plan plan = PlanAt(request, sums, *it);
     Canonicalize(plan);
@@ -76,6 +81,9 @@ Plan TaotPlanner::PlanAtBestTarget(const PlanRequest& request, const LoadSums& s
       best = std::move(plan);
       best.chosen_target_pct = *it;
       best_us = us;
+      worse = 0;
+    } else {
+      ++worse;
     }
   }
   return best;

@@ -1,0 +1,235 @@
+// taot-sim: the step-time model of docs/model.md, the experiments of docs/results.md, and
+// replay of a recorded routing trace under any planner.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "taot/planner/registry.h"
+#include "taot/sim/experiments.h"
+#include "taot/sim/scenario.h"
+#include "taot/sim/sequence_workload.h"
+#include "taot/sim/simulator.h"
+#include "taot/sim/trace.h"
+
+namespace taot::sim::cli {
+namespace {
+
+// Options every subcommand shares: the base scenario and its quick overrides.
+struct ScenarioArgs {
+  std::string file;
+  std::string model, cluster, mode;
+  int ranks = 0, slots = -1, layers = 0, steps = 0, microbatches = 0;
+  double imbalance = -1;
+  int64_t seed = -1;
+};
+
+void AddScenarioOptions(CLI::App& cmd, ScenarioArgs& a) {
+  cmd.add_option("--scenario", a.file, "Scenario file (JSON, docs/model.md); flags below override it");
+  cmd.add_option("--model", a.model, "Model preset: qwen3-30b-a3b (default) or deepseek-v3");
+  cmd.add_option("--cluster", a.cluster, "Cluster preset: h800 (default) or h100");
+  cmd.add_option("--ranks", a.ranks, "Expert-parallel size (default 16)");
+  cmd.add_option("--slots", a.slots, "Guest slots per rank, K (default 2)");
+  cmd.add_option("--mode", a.mode, "Planning: local (default), remote or predictive");
+  cmd.add_option("--layers", a.layers, "MoE layers to simulate (default: all of the model's)");
+  cmd.add_option("--steps", a.steps, "Optimizer steps (default 3; the first is warm-up)");
+  cmd.add_option("--microbatches", a.microbatches, "Microbatches per step (default 4)");
+  cmd.add_option("--imbalance", a.imbalance, "Initial imbalance of the synthetic workload, a fraction (default 0.5)");
+  cmd.add_option("--seed", a.seed, "Seed of the synthetic workload (default 1)");
+}
+
+absl::StatusOr<Scenario> BuildScenario(const ScenarioArgs& a) {
+  Scenario sc = DefaultScenario();
+  if (!a.file.empty()) {
+    absl::StatusOr<Scenario> read = ReadScenario(a.file, sc);
+    if (!read.ok()) return read.status();
+    sc = *read;
+  }
+  if (!a.model.empty()) {
+    absl::StatusOr<ModelSpec> m = ModelPreset(a.model);
+    if (!m.ok()) return absl::InvalidArgumentError(absl::StrCat("--model: ", m.status().message()));
+    sc.model = *m;
+    sc.workload.layers = sc.model.moe_layers;
+  }
+  if (!a.cluster.empty()) {
+    absl::StatusOr<ClusterSpec> c = ClusterPreset(a.cluster);
+    if (!c.ok()) return absl::InvalidArgumentError(absl::StrCat("--cluster: ", c.status().message()));
+    sc.cluster = *c;
+    sc.cluster_name = a.cluster;
+  }
+  if (!a.mode.empty()) {
+    absl::StatusOr<PlanningMode> m = ParsePlanningMode(a.mode);
+    if (!m.ok()) return absl::InvalidArgumentError(absl::StrCat("--", m.status().message()));
+    sc.mode = *m;
+  }
+  if (a.ranks != 0) sc.ranks = a.ranks;
+  if (a.slots >= 0) sc.slots_per_rank = a.slots;
+  if (a.layers != 0) sc.workload.layers = a.layers;
+  if (a.steps != 0) sc.workload.steps = a.steps;
+  if (a.microbatches != 0) sc.workload.microbatches = a.microbatches;
+  if (a.imbalance >= 0) sc.workload.imbalance = a.imbalance;
+  if (a.seed >= 0) sc.workload.seed = static_cast<uint64_t>(a.seed);
+  if (absl::Status s = ValidateScenario(sc); !s.ok()) return s;
+  return sc;
+}
+
+absl::StatusOr<std::unique_ptr<Workload>> BuildWorkload(const Scenario& sc) {
+  if (!sc.trace.empty()) return ReadTrace(sc.trace);
+  absl::StatusOr<std::unique_ptr<SequenceWorkload>> w = SequenceWorkload::Create(WorkloadOptions(sc));
+  if (!w.ok()) return absl::InvalidArgumentError(absl::StrCat("workload.", w.status().message()));
+  return Materialize(**w);
+}
+
+struct SimulateArgs {
+  ScenarioArgs scenario;
+  std::string trace;
+  std::vector<std::string> planners;
+  std::vector<std::string> params;
+};
+
+absl::StatusOr<PlannerParams> ParseParams(const std::vector<std::string>& items) {
+  PlannerParams params;
+  for (const std::string& item : items) {
+    std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    if (kv.size() != 2 || kv[0].empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("--param: must be key=value, got '", item, "'"));
+    }
+    params[kv[0]] = kv[1];
+  }
+  return params;
+}
+
+absl::Status RunSimulate(const SimulateArgs& a) {
+  absl::StatusOr<Scenario> sc = BuildScenario(a.scenario);
+  if (!sc.ok()) return sc.status();
+  if (!a.trace.empty()) sc->trace = a.trace;
+  absl::StatusOr<std::unique_ptr<Workload>> workload = BuildWorkload(*sc);
+  if (!workload.ok()) return workload.status();
+  const WorkloadShape shape = (*workload)->shape();
+  if (!a.trace.empty() && a.scenario.ranks == 0) sc->ranks = shape.ranks;
+  absl::StatusOr<PlannerParams> params = ParseParams(a.params);
+  if (!params.ok()) return params.status();
+  std::vector<std::string> names = a.planners;
+  if (names.empty()) names = PlannerRegistry::BuiltIn().names();
+  std::printf("%s on %s, EP%d, K=%d, %s planning; %d layers x %d steps x %d microbatches%s\n", sc->model.name.c_str(),
+              sc->cluster_name.c_str(), sc->ranks, sc->slots_per_rank, PlanningModeName(sc->mode), shape.layers,
+              shape.steps, shape.microbatches, sc->trace.empty() ? "" : absl::StrCat(" from ", sc->trace).c_str());
+  std::printf("%-11s %10s %8s %10s %10s %8s %8s %9s %9s\n", "planner", "step ms", "speedup", "imb before", "imb after",
+              "intra", "inter", "stall ms", "plan ms");
+  double none_ms = 0;
+  std::vector<std::pair<std::string, SimResult>> rows;
+  for (const std::string& name : names) {
+    absl::StatusOr<std::unique_ptr<Planner>> planner =
+        PlannerRegistry::BuiltIn().Create(name, name == "taot" ? *params : PlannerParams{});
+    if (!planner.ok()) return planner.status();
+    absl::StatusOr<SimResult> r = Simulate(*sc, **workload, **planner);
+    if (!r.ok()) return absl::Status(r.status().code(), absl::StrCat(name, ": ", r.status().message()));
+    if (name == "none") none_ms = r->step_ms;
+    rows.emplace_back(name, *r);
+  }
+  for (const auto& [name, r] : rows) {
+    std::printf("%-11s %10.2f %8s %9.1f%% %9.1f%% %8.1f %8.1f %9.2f %9.3f\n", name.c_str(), r.step_ms,
+                none_ms > 0 ? absl::StrFormat("%.3fx", none_ms / r.step_ms).c_str() : "-", r.imbalance_before_pct,
+                r.imbalance_after_pct, r.transfers_intra, r.transfers_inter, r.stall_ms, r.plan_ms);
+  }
+  return absl::OkStatus();
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"taot-sim: modelled MoE training step time under each planner (docs/model.md, docs/results.md)"};
+  app.require_subcommand(1);
+  absl::Status status;
+
+  ScenarioArgs run_scenario;
+  ExperimentOptions options;
+  options.report_dir = TAOT_SIM_REPORT_DIR;
+  std::string experiment;
+  bool no_progress = false;
+  auto common = [&](CLI::App& cmd) {
+    AddScenarioOptions(cmd, run_scenario);
+    cmd.add_option("--out", options.out_dir, "Folder for the CSV, JSON and PNG files")->capture_default_str();
+    cmd.add_flag("--quick", options.quick, "Small sweeps (a CI smoke test), not the published figures");
+    cmd.add_flag("--no-progress", no_progress, "No progress on stderr");
+    cmd.add_option("--python", options.python, "Python with matplotlib")->capture_default_str();
+  };
+  auto prepare = [&]() -> absl::Status {
+    absl::StatusOr<Scenario> sc = BuildScenario(run_scenario);
+    if (!sc.ok()) return sc.status();
+    options.base = *sc;
+    options.scenario_file = run_scenario.file;
+    options.progress = !no_progress;
+    return absl::OkStatus();
+  };
+
+  CLI::App* run_cmd = app.add_subcommand("run", "Run one experiment: write DIR/NAME.csv, .json and .png");
+  run_cmd->add_option("experiment", experiment, "table1, imbalance, scale, slots, overhead, modes or frontier")->required();
+  common(*run_cmd);
+  run_cmd->callback([&] {
+    status = prepare();
+    if (status.ok()) status = RunExperiment(experiment, options);
+    if (status.ok()) std::printf("wrote %s/%s.{csv,json,png}\n", options.out_dir.c_str(), experiment.c_str());
+  });
+
+  std::string doc = "docs/results.md";
+  CLI::App* report_cmd = app.add_subcommand("report", "Run every experiment and regenerate the report");
+  common(*report_cmd);
+  report_cmd->add_option("--doc", doc, "The report to write")->capture_default_str();
+  report_cmd->callback([&] {
+    status = prepare();
+    if (status.ok()) status = RunReport(options, doc);
+    if (status.ok()) std::printf("wrote %s (data in %s)\n", doc.c_str(), options.out_dir.c_str());
+  });
+
+  SimulateArgs sim;
+  CLI::App* sim_cmd = app.add_subcommand("simulate", "Model one scenario (or a recorded trace) under each planner");
+  AddScenarioOptions(*sim_cmd, sim.scenario);
+  sim_cmd->add_option("--trace", sim.trace, "Replay a trace: a folder of layer_NNN.csv/.npy (docs/formats.md)");
+  sim_cmd->add_option("--planners", sim.planners, "Planners to run (default: all)")->delimiter(',');
+  sim_cmd->add_option("--param", sim.params, "A taot parameter key=value (repeatable), e.g. target_imbalance_pct=auto");
+  sim_cmd->callback([&] { status = RunSimulate(sim); });
+
+  ScenarioArgs export_scenario;
+  std::string export_dir, export_format = "csv";
+  CLI::App* export_cmd = app.add_subcommand("export-trace", "Write the scenario's synthetic workload as a trace");
+  AddScenarioOptions(*export_cmd, export_scenario);
+  export_cmd->add_option("--out", export_dir, "Folder to write layer_NNN files into (must hold none yet)")->required();
+  export_cmd->add_option("--format", export_format, "csv or npy")->capture_default_str();
+  export_cmd->callback([&] {
+    absl::StatusOr<Scenario> sc = BuildScenario(export_scenario);
+    if (!sc.ok()) {
+      status = sc.status();
+      return;
+    }
+    if (export_format != "csv" && export_format != "npy") {
+      status = absl::InvalidArgumentError(absl::StrCat("--format: must be csv or npy, got '", export_format, "'"));
+      return;
+    }
+    absl::StatusOr<std::unique_ptr<Workload>> w = BuildWorkload(*sc);
+    status = w.ok() ? WriteTrace(**w, export_dir, export_format == "csv" ? TraceFormat::kCsv : TraceFormat::kNpy)
+                    : w.status();
+  });
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::cerr << "taot-sim: error: " << e.what() << " (see taot-sim --help)\n";
+    return 2;
+  }
+  if (!status.ok()) {
+    std::cerr << "taot-sim: error: " << status.message() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace taot::sim::cli
+
+int main(int argc, char** argv) { return taot::sim::cli::Main(argc, argv); }

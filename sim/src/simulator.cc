@@ -1,0 +1,189 @@
+#include "taot/sim/simulator.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "taot/planner/layer_time.h"
+#include "taot/planner/load_stats.h"
+#include "taot/planner/run_planner.h"
+#include "taot/planner/split_over_replicas.h"
+
+namespace taot::sim {
+namespace {
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// Attention and the shared experts of one layer and microbatch: the same under every plan.
+double DenseForwardUs(const Scenario& sc, const LoadMatrix& load) {
+  double picks = 0;
+  for (int64_t n : load.data()) picks += static_cast<double>(n);
+  const double tokens = picks / sc.model.top_k / load.sources();
+  return tokens * (2.0 * sc.model.dense_params_per_layer + sc.model.attention_flops_per_token) /
+         (sc.cluster.gemm_tflops * 1e6);
+}
+
+// Everything one plan adds to the totals.
+struct Totals {
+  double step_us = 0, forward_us = 0, stall_us = 0;
+  double before = 0, after = 0, weighted = 0, intra = 0, inter = 0;
+  double chosen = 0;
+  int chosen_count = 0;
+  int plans = 0;
+  std::vector<double> plan_us;  // critical-path planner calls
+
+  void Add(const Scorecard& score, const LayerTime& t, double dense_us, const Plan& plan) {
+    step_us += t.total_us() + 3.0 * dense_us;  // backward of the dense part: twice the forward
+    forward_us += t.forward_us() + dense_us;
+    stall_us += t.stall_us;
+    before += score.imbalance_before_pct;
+    after += score.imbalance_after_pct;
+    weighted += score.weighted_cost;
+    intra += score.intra_node_transfers;
+    inter += score.inter_node_transfers;
+    if (plan.chosen_target_pct) {
+      chosen += *plan.chosen_target_pct;
+      ++chosen_count;
+    }
+    ++plans;
+  }
+};
+
+class Run {
+ public:
+  Run(const Scenario& sc, const Workload& w, Planner& planner)
+      : sc_(sc), w_(w), shape_(w.shape()), planner_(planner), predicted_(static_cast<size_t>(shape_.layers)) {}
+
+  absl::StatusOr<SimResult> Go();
+
+ private:
+  PlanRequest Request(LoadMatrix load, std::vector<Replica> resident) const;
+  absl::Status Microbatch(int step, int layer, int mb, std::vector<Replica>& resident, Totals* totals);
+  absl::Status Predict(int step, int layer);
+
+  const Scenario& sc_;
+  const Workload& w_;
+  const WorkloadShape shape_;
+  Planner& planner_;
+  Topology topology_;
+  std::vector<std::vector<Replica>> predicted_;  // per layer, for the next step
+  double prefetch_intra_ = 0, prefetch_inter_ = 0;
+};
+
+PlanRequest Run::Request(LoadMatrix load, std::vector<Replica> resident) const {
+  PlanRequest r;
+  r.topology = topology_;
+  r.experts = shape_.experts;
+  r.slots_per_rank = sc_.slots_per_rank;
+  r.expert_bytes = sc_.model.expert_bytes();
+  r.load = std::move(load);
+  r.resident = std::move(resident);
+  return r;
+}
+
+absl::Status Run::Microbatch(int step, int layer, int mb, std::vector<Replica>& resident, Totals* totals) {
+  const bool predictive = sc_.mode == PlanningMode::kPredictive;
+  PlanRequest request = Request(w_.Load(step, layer, mb), predictive ? predicted_[layer] : resident);
+  Plan plan;
+  double plan_us = 0;
+  if (predictive) {
+    const auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<Plan> split = SplitOverReplicas(request, request.resident);
+    plan_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    if (!split.ok()) return split.status();
+    plan = *std::move(split);
+  } else {
+    absl::StatusOr<ScoredPlan> scored = RunPlanner(planner_, request);
+    if (!scored.ok()) return scored.status();
+    plan = std::move(scored->plan);
+    plan_us = scored->score.plan_time_us;
+  }
+  resident = plan.replicas;
+  if (totals == nullptr) return absl::OkStatus();
+  const Scorecard score = Score(request, plan, plan_us);
+  const LayerTime t = ModelLayerTime(sc_.cluster, sc_.model, request, plan, mb == shape_.microbatches - 1);
+  totals->Add(score, t, DenseForwardUs(sc_, request.load), plan);
+  totals->plan_us.push_back(plan_us);
+  return absl::OkStatus();
+}
+
+// The predictive mode's placement for the next step: the planner on this step's loads of the
+// layer (all microbatches summed), off the critical path; its new replicas are prefetched.
+absl::Status Run::Predict(int step, int layer) {
+  LoadMatrix sum(shape_.ranks, shape_.experts);
+  for (int mb = 0; mb < shape_.microbatches; ++mb) {
+    const LoadMatrix load = w_.Load(step, layer, mb);
+    for (int s = 0; s < shape_.ranks; ++s) {
+      for (int e = 0; e < shape_.experts; ++e) sum.at(s, e) += load.at(s, e);
+    }
+  }
+  PlanRequest request = Request(std::move(sum), predicted_[layer]);
+  absl::StatusOr<ScoredPlan> scored = RunPlanner(planner_, request);
+  if (!scored.ok()) return scored.status();
+  if (step + 1 < shape_.steps) {
+    prefetch_intra_ += scored->score.intra_node_transfers;
+    prefetch_inter_ += scored->score.inter_node_transfers;
+  }
+  predicted_[layer] = scored->plan.replicas;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SimResult> Run::Go() {
+  if (shape_.ranks != sc_.ranks) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("workload: has ", shape_.ranks, " ranks but the scenario has ", sc_.ranks));
+  }
+  absl::StatusOr<Topology> topology =
+      Topology::Uniform(sc_.ranks, std::min(sc_.cluster.gpus_per_node, sc_.ranks), sc_.inter_node_cost);
+  if (!topology.ok()) return topology.status();
+  topology_ = *std::move(topology);
+  const int first_measured = shape_.steps > 1 ? 1 : 0;
+  Totals totals;
+  for (int step = 0; step < shape_.steps; ++step) {
+    Totals* measure = step >= first_measured ? &totals : nullptr;
+    for (int layer = 0; layer < shape_.layers; ++layer) {
+      std::vector<Replica> resident;
+      for (int mb = 0; mb < shape_.microbatches; ++mb) {
+        if (absl::Status s = Microbatch(step, layer, mb, resident, measure); !s.ok()) {
+          return absl::Status(s.code(), absl::StrCat("step ", step, ", layer ", layer, ", microbatch ", mb,
+                                                     ": ", s.message()));
+        }
+      }
+      if (sc_.mode == PlanningMode::kPredictive) {
+        if (absl::Status s = Predict(step, layer); !s.ok()) return s;
+      }
+    }
+  }
+  // The workload's layers stand for all the model's MoE layers.
+  const double steps = shape_.steps - first_measured;
+  const double per_step = static_cast<double>(sc_.model.moe_layers) / shape_.layers / steps;
+  const double per_plan = 1.0 / totals.plans;
+  SimResult r;
+  r.plan_time_us = Median(totals.plan_us);
+  if (sc_.mode == PlanningMode::kRemote) r.plan_time_us += sc_.rpc_us;
+  r.plan_ms = r.plan_time_us * totals.plans * per_step / 1e3;
+  r.step_ms = totals.step_us * per_step / 1e3 + r.plan_ms;
+  r.forward_ms = (totals.forward_us * per_step + r.plan_ms * 1e3) / shape_.microbatches / 1e3;
+  r.stall_ms = totals.stall_us * per_step / 1e3;
+  r.imbalance_before_pct = totals.before * per_plan;
+  r.imbalance_after_pct = totals.after * per_plan;
+  r.transfers_intra = (totals.intra + prefetch_intra_) * per_step;
+  r.transfers_inter = (totals.inter + prefetch_inter_) * per_step;
+  r.plan_weighted_cost = totals.weighted * per_plan;
+  r.plan_transfers_intra = totals.intra * per_plan;
+  r.plan_transfers_inter = totals.inter * per_plan;
+  if (totals.chosen_count > 0) r.chosen_target_pct = totals.chosen / totals.chosen_count;
+  return r;
+}
+
+}  // namespace
+
+absl::StatusOr<SimResult> Simulate(const Scenario& scenario, const Workload& workload, Planner& planner) {
+  return Run(scenario, workload, planner).Go();
+}
+
+}  // namespace taot::sim
