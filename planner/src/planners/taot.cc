@@ -29,12 +29,9 @@
 namespace taot::planners {
 namespace {
 
-// Targets the auto mode tries, in %: dense where the trade-off usually turns.
+// Targets the auto mode may pick, in %, ascending: dense where the trade-off usually turns.
 constexpr double kAutoCandidates[] = {0, 1, 2, 3, 5, 10, 20};
-// The modelled time falls as the target drops until transfers start to cost more than the
-// balance saves, then rises: the search stops after this many candidates in a row that do not
-// beat the best.
-constexpr int kAutoPatience = 2;
+constexpr int kAutoStart = 2;  // the default target, 2%
 
 class TaotPlanner final : public Planner {
  public:
@@ -62,31 +59,31 @@ absl::StatusOr<Plan> TaotPlanner::MakePlan(const PlanRequest& request) {
   return PlanAt(request, sums, request.target_imbalance_pct.value_or(default_target_));
 }
 
+// The modelled time falls as the target drops until the transfers cost more than the balance
+// saves, then rises: a walk from the default target towards the better neighbour finds the
+// turn in a few plans (each a full plan plus its model) instead of planning every candidate.
 Plan TaotPlanner::PlanAtBestTarget(const PlanRequest& request, const LoadSums& sums) {
-  auto layer_us = [&](const Plan& plan) {
-    return ModelLayerTime(auto_->cluster, auto_->model, request, plan, false).total_us();
-  };
-  // Not replicating at all is a candidate too: where links are slow, no replica pays.
-  Plan best;
-  best.chosen_target_pct = ImbalancePct(sums.rank_loads);
-  double best_us = layer_us(best);
-  // From the highest target down, so that a tie keeps the plan with fewer transfers.
-  int worse = 0;
-  for (auto it = std::rbegin(kAutoCandidates); it != std::rend(kAutoCandidates) && worse < kAutoPatience; ++it) {
-    if (*it >= *best.chosen_target_pct) continue;
-    Plan plan = PlanAt(request, sums, *it);
-    Canonicalize(plan);
-    const double us = layer_us(plan);
-    if (us < best_us) {
-      best = std::move(plan);
-      best.chosen_target_pct = *it;
-      best_us = us;
-      worse = 0;
-    } else {
-      ++worse;
+  constexpr int kCount = static_cast<int>(std::size(kAutoCandidates));
+  std::optional<Plan> plans[kCount];
+  double times[kCount] = {};
+  auto evaluate = [&](int i) {
+    if (!plans[i]) {
+      plans[i] = PlanAt(request, sums, kAutoCandidates[i]);
+      Canonicalize(*plans[i]);
+      plans[i]->chosen_target_pct = kAutoCandidates[i];
+      times[i] = ModelLayerTime(auto_->cluster, auto_->model, request, *plans[i], false).total_us();
     }
-  }
-  return best;
+    return times[i];
+  };
+  int at = kAutoStart;
+  const int step = evaluate(kAutoStart + 1) < evaluate(kAutoStart) ? 1 : -1;
+  if (step > 0) at = kAutoStart + 1;
+  while (at + step >= 0 && at + step < kCount && evaluate(at + step) < times[at]) at += step;
+  // Not replicating at all is a candidate too: where links are slow, no replica pays.
+  Plan none;
+  none.chosen_target_pct = ImbalancePct(sums.rank_loads);
+  if (ModelLayerTime(auto_->cluster, auto_->model, request, none, false).total_us() <= times[at]) return none;
+  return *std::move(plans[at]);
 }
 
 Plan TaotPlanner::PlanAt(const PlanRequest& request, const LoadSums& sums, double target) {
