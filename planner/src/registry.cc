@@ -21,7 +21,9 @@ PlannerRegistry MakeBuiltIn() {
         "model: model preset for auto, qwen3-30b-a3b or deepseek-v3 (qwen3-30b-a3b)",
         "gemm_tflops, hbm_gbps, nvlink_gbps, ib_gbps, nvlink_latency_us, ib_latency_us, "
         "gemm_launch_us, nics_per_gpu: override the cluster preset (docs/model.md)",
-        "hidden, expert_ffn, top_k, dtype_bytes: override the model preset"}},
+        "hidden, expert_ffn, top_k, dtype_bytes: override the model preset",
+        "microbatches: microbatches per optimizer step, over which auto spreads a replica's "
+        "transfer (1)"}},
       planners::MakeTaot);
   add({"taot-paper", "TAOT as published: Sinkhorn hint, column-first matching, token auction",
        {"sinkhorn_iterations: Sinkhorn iterations of the rank-level hint (50)",

@@ -32,12 +32,12 @@ SCHEMAS = {
     "overhead": ("ep", "planner", "plan_time_us", "forward_time_ms", "overhead_pct"),
     "modes": ("ep", "mode") + STEP_METRICS + ("plan_ms",),
     "frontier": ("scenario", "target", "step_time_ms", "speedup", "imbalance_after_pct",
-                 "transfers_intra", "transfers_inter", "stall_ms", "chosen_target_pct"),
+                 "transfers_intra", "transfers_inter", "stall_ms", "chosen_target_pct", "plan_ms"),
 }
 
 # Columns that hold text, not numbers; every other column is parsed as a number (empty = None).
 TEXT_COLUMNS = {"planner", "mode", "scenario"}
-# `target` is a number or the word `auto`.
+# `target` is a number or a word naming an auto variant (`auto`, `auto-step`).
 MIXED_COLUMNS = {"target"}
 
 PLANNER_ORDER = ("taot", "taot-auto", "taot-paper", "echo", "llep", "eplb", "lplb", "none")
@@ -355,6 +355,10 @@ def plot_modes(plt, rows, meta):
     return fig
 
 
+# The auto variants of the frontier: searching at every microbatch, or once per step.
+AUTO_MARKERS = {"auto": "*", "auto-step": "P"}
+
+
 def plot_frontier(plt, rows, meta):
     scenarios = []
     for r in rows:
@@ -365,7 +369,7 @@ def plot_frontier(plt, rows, meta):
     ax.axhline(1.0, color="#999999", linewidth=0.8, zorder=1)
     cmap = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bf9000",
             "#7f7f7f", "#393b79", "#637939")
-    drew_auto = False
+    drew_auto = set()
     all_x = set()
     for i, s in enumerate(scenarios):
         colour = cmap[i % len(cmap)]
@@ -379,19 +383,20 @@ def plot_frontier(plt, rows, meta):
         ax.plot([x for x, _ in fixed], [y / best for _, y in fixed], marker="o", markersize=4,
                 color=colour, linewidth=1.6, label=s, zorder=3)
         for r in rows:
-            if (r["scenario"] == s and r["target"] == "auto" and r["step_time_ms"] is not None
+            if (r["scenario"] == s and r["target"] in AUTO_MARKERS and r["step_time_ms"] is not None
                     and r["chosen_target_pct"] is not None):
-                ax.plot([r["chosen_target_pct"]], [r["step_time_ms"] / best], marker="*",
-                        markersize=15, color=colour, markeredgecolor="black",
-                        markeredgewidth=0.8, linestyle="none", zorder=10)
-                drew_auto = True
+                ax.plot([r["chosen_target_pct"]], [r["step_time_ms"] / best],
+                        marker=AUTO_MARKERS[r["target"]], markersize=13, color=colour,
+                        markeredgecolor="black", markeredgewidth=0.8, linestyle="none", zorder=10)
+                drew_auto.add(r["target"])
     handles, labels = ax.get_legend_handles_labels()
-    if drew_auto:
-        from matplotlib.lines import Line2D
-        handles.append(Line2D([], [], marker="*", markersize=12, color="white",
-                              markerfacecolor="#cccccc", markeredgecolor="black",
-                              linestyle="none"))
-        labels.append("auto (at its mean\nchosen target)")
+    from matplotlib.lines import Line2D
+    for name, marker in AUTO_MARKERS.items():
+        if name in drew_auto:
+            handles.append(Line2D([], [], marker=marker, markersize=11, color="white",
+                                  markerfacecolor="#cccccc", markeredgecolor="black",
+                                  linestyle="none"))
+            labels.append(f"{name} (at its mean\nchosen target)")
     side_legend(ax, handles, labels, title="scenario")
     if all_x:
         ax.set_xticks(sorted(all_x))

@@ -222,6 +222,8 @@ def modes_summary(header, rows):
 
 
 def frontier_summary(rows):
+    """Per scenario: the best fixed target's row and each auto variant (a row whose target is a
+    word: `auto`, `auto-step`) with its gap to that best, in %."""
     scenarios = []
     for r in rows:
         if r["scenario"] not in scenarios:
@@ -230,13 +232,17 @@ def frontier_summary(rows):
     for s in scenarios:
         here = [r for r in rows if r["scenario"] == s and r["step_time_ms"] is not None]
         fixed_rows = [r for r in here if isinstance(r["target"], float)]
-        auto = next((r for r in here if r["target"] == "auto"), None)
         best = min(fixed_rows, key=lambda r: (r["step_time_ms"], r["target"])) if fixed_rows \
             else None
-        gap = None
-        if best and auto and best["step_time_ms"]:
-            gap = (auto["step_time_ms"] - best["step_time_ms"]) / best["step_time_ms"] * 100
-        out.append({"scenario": s, "best": best, "auto": auto, "gap": gap})
+        autos = []
+        for r in here:
+            if isinstance(r["target"], float):
+                continue
+            gap = None
+            if best and best["step_time_ms"]:
+                gap = (r["step_time_ms"] - best["step_time_ms"]) / best["step_time_ms"] * 100
+            autos.append((r["target"], r, gap))
+        out.append({"scenario": s, "best": best, "autos": autos})
     return out
 
 
@@ -379,38 +385,65 @@ def modes_line(summary):
             + ("; ".join(parts) if parts else "none") + ".")
 
 
+def frontier_variants(summary):
+    names = []
+    for f in summary:
+        for name, _, _ in f["autos"]:
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def frontier_header(summary):
+    head = ["scenario", "best fixed target", "its step time"]
+    for name in frontier_variants(summary):
+        head += [f"{name}'s step time", f"{name}'s gap"]
+    return head
+
+
 def frontier_rows(summary):
     out = []
     for f in summary:
-        best, auto = f["best"], f["auto"]
-        out.append([
-            f["scenario"],
-            f"{num(best['target'])}%" if best else "–",
-            f"{fixed(best['step_time_ms'], 2)} ms" if best else "–",
-            (f"{fixed(auto['step_time_ms'], 2)} ms" + (
-                f" (target {fixed(auto['chosen_target_pct'], 1)}%)"
-                if auto.get("chosen_target_pct") is not None else "")) if auto else "no auto row",
-            f"{fmt_gap(f['gap'])}%" if f["gap"] is not None else "–",
-        ])
+        best = f["best"]
+        row = [f["scenario"],
+               f"{num(best['target'])}%" if best else "–",
+               f"{fixed(best['step_time_ms'], 2)} ms" if best else "–"]
+        by_name = {name: (r, gap) for name, r, gap in f["autos"]}
+        for name in frontier_variants(summary):
+            if name not in by_name:
+                row += ["–", "–"]
+                continue
+            r, gap = by_name[name]
+            row.append(f"{fixed(r['step_time_ms'], 2)} ms" + (
+                f" (target {fixed(r['chosen_target_pct'], 1)}%)"
+                if r.get("chosen_target_pct") is not None else ""))
+            row.append(f"{fmt_gap(gap)}%" if gap is not None else "–")
+        out.append(row)
     return out
 
 
 def frontier_line(summary):
-    gaps = [(f["gap"], f["scenario"]) for f in summary if f["gap"] is not None]
-    if not gaps:
+    lines = []
+    for name in frontier_variants(summary):
+        gaps = [(gap, f["scenario"]) for f in summary for n, _, gap in f["autos"]
+                if n == name and gap is not None]
+        if not gaps:
+            continue
+        worst = max(gaps)
+        if worst[0] <= 0:
+            lines.append(f"{name} is at least as fast as the best fixed target in all {len(gaps)} "
+                         f"scenarios")
+            continue
+        text = (f"{name}'s step time is at most {fixed(worst[0], 1)}% above the best fixed "
+                f"target's over {len(gaps)} scenarios (largest gap: {worst[1]})")
+        better = [s for g, s in gaps if g < 0]
+        if better:
+            text += f"; it beats every fixed target in {', '.join(better)}"
+        lines.append(text)
+    if not lines:
         return "**taot vs the others:** every row is planned by taot; no scenario has both a " \
-               "fixed target and auto."
-    worst = max(gaps)
-    if worst[0] <= 0:
-        return (f"**taot vs the others:** every row is planned by taot; auto is at least as fast "
-                f"as the best fixed target in all {len(gaps)} scenarios.")
-    text = (f"**taot vs the others:** every row is planned by taot; auto's step time is at most "
-            f"{fixed(worst[0], 1)}% above the best fixed target's over {len(gaps)} scenarios "
-            f"(largest gap: {worst[1]})")
-    better = [s for g, s in gaps if g < 0]
-    if better:
-        text += f"; auto beats every fixed target in {', '.join(better)}"
-    return text + "."
+               "fixed target and an auto row."
+    return "**taot vs the others:** every row is planned by taot; " + "; ".join(lines) + "."
 
 
 def scenario_list(meta):
@@ -468,8 +501,7 @@ def build(data_dir, doc_path, quick_flag):
     frontier = next((e for e in ran if e.name == "frontier"), None)
     if frontier:
         out += ["`frontier` (taot's fixed targets against auto), per scenario:", "",
-                plain_table(["scenario", "best fixed target", "its step time",
-                             "auto's step time", "auto's gap"],
+                plain_table(frontier_header(frontier_summary(frontier.rows)),
                             frontier_rows(frontier_summary(frontier.rows))), ""]
     missing = [e.name for e in exps if not e.run]
     if missing:

@@ -171,7 +171,7 @@ absl::StatusOr<Scenario> ReadScenario(const std::string& path, Scenario base) {
   const json* root = in.Object(*parsed, "");
   if (root != nullptr) {
     in.OnlyKeys(*root, "", {"cluster", "model", "ranks", "slots_per_rank", "inter_node_cost", "mode", "rpc_us",
-                            "workload"});
+                            "reuse_chosen_target", "workload"});
   }
   if (!in.ok()) return prefixed(in.status());
   Scenario sc = std::move(base);
@@ -182,6 +182,13 @@ absl::StatusOr<Scenario> ReadScenario(const std::string& path, Scenario base) {
   f.Int("slots_per_rank", sc.slots_per_rank, 0, 65536);
   f.Number("inter_node_cost", sc.inter_node_cost);
   f.Number("rpc_us", sc.rpc_us);
+  if (const json* v = in.Member(*root, "", "reuse_chosen_target", false)) {
+    if (v->is_boolean()) {
+      sc.reuse_chosen_target = v->get<bool>();
+    } else {
+      in.Fail("reuse_chosen_target", absl::StrCat("must be true or false, got ", json_fields::Show(*v)));
+    }
+  }
   std::string mode = PlanningModeName(sc.mode);
   f.String("mode", mode);
   if (const json* v = in.Member(*root, "", "workload", false)) ReadWorkload(in, *v, sc);
@@ -208,6 +215,10 @@ absl::Status ValidateScenario(const Scenario& sc) {
     return bad("inter_node_cost", sc.inter_node_cost, "must be >= 1 (the intra-node cost)");
   }
   if (!std::isfinite(sc.rpc_us) || sc.rpc_us < 0) return bad("rpc_us", sc.rpc_us, "must be >= 0");
+  if (!sc.trace.empty()) return absl::OkStatus();
+  if (absl::Status s = ValidateSequenceOptions(WorkloadOptions(sc)); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("workload.", s.message()));
+  }
   return absl::OkStatus();
 }
 

@@ -34,7 +34,9 @@ double Normal(uint64_t key) {
 // Streams of draws, kept apart.
 enum Stream : uint64_t { kStart = 1, kStep, kNoise, kBurstStart, kBurstPick };
 
-absl::Status Check(const SequenceOptions& o) {
+}  // namespace
+
+absl::Status ValidateSequenceOptions(const SequenceOptions& o) {
   auto bad = [](const char* name, auto value, const std::string& rule) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": ", rule, ", got ", value));
   };
@@ -69,6 +71,8 @@ absl::Status Check(const SequenceOptions& o) {
   return absl::OkStatus();
 }
 
+namespace {
+
 double ImbalanceOf(const LoadMatrix& load, int ranks) {
   std::vector<int64_t> rank_loads(static_cast<size_t>(ranks), 0);
   const int per_rank = load.experts() / ranks;
@@ -81,7 +85,7 @@ double ImbalanceOf(const LoadMatrix& load, int ranks) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SequenceWorkload>> SequenceWorkload::Create(const SequenceOptions& options) {
-  if (absl::Status s = Check(options); !s.ok()) return s;
+  if (absl::Status s = ValidateSequenceOptions(options); !s.ok()) return s;
   std::unique_ptr<SequenceWorkload> w(new SequenceWorkload(options));
   const double want = options.imbalance * 100;
   for (int layer = 0; layer < options.layers; ++layer) {

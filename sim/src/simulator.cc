@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "taot/planner/layer_time.h"
@@ -62,7 +63,13 @@ class Run {
 
  private:
   PlanRequest Request(LoadMatrix load, std::vector<Replica> resident) const;
-  absl::Status Microbatch(int step, int layer, int mb, std::vector<Replica>& resident, Totals* totals);
+  // One microbatch of one layer; `layer_state` carries what the layer's earlier microbatches of
+  // the step left: the resident replicas and the target a self-targeting planner chose.
+  struct LayerState {
+    std::vector<Replica> resident;
+    std::optional<double> chosen_target;
+  };
+  absl::Status Microbatch(int step, int layer, int mb, LayerState& layer_state, Totals* totals);
   absl::Status Predict(int step, int layer);
 
   const Scenario& sc_;
@@ -85,9 +92,10 @@ PlanRequest Run::Request(LoadMatrix load, std::vector<Replica> resident) const {
   return r;
 }
 
-absl::Status Run::Microbatch(int step, int layer, int mb, std::vector<Replica>& resident, Totals* totals) {
+absl::Status Run::Microbatch(int step, int layer, int mb, LayerState& state, Totals* totals) {
   const bool predictive = sc_.mode == PlanningMode::kPredictive;
-  PlanRequest request = Request(w_.Load(step, layer, mb), predictive ? predicted_[layer] : resident);
+  PlanRequest request = Request(w_.Load(step, layer, mb), predictive ? predicted_[layer] : state.resident);
+  if (sc_.reuse_chosen_target) request.target_imbalance_pct = state.chosen_target;
   Plan plan;
   double plan_us = 0;
   if (predictive) {
@@ -102,7 +110,8 @@ absl::Status Run::Microbatch(int step, int layer, int mb, std::vector<Replica>& 
     plan = std::move(scored->plan);
     plan_us = scored->score.plan_time_us;
   }
-  resident = plan.replicas;
+  state.resident = plan.replicas;
+  if (plan.chosen_target_pct) state.chosen_target = plan.chosen_target_pct;
   if (totals == nullptr) return absl::OkStatus();
   const Scorecard score = Score(request, plan, plan_us);
   const LayerTime t = ModelLayerTime(sc_.cluster, sc_.model, request, plan, mb == shape_.microbatches - 1);
@@ -146,9 +155,9 @@ absl::StatusOr<SimResult> Run::Go() {
   for (int step = 0; step < shape_.steps; ++step) {
     Totals* measure = step >= first_measured ? &totals : nullptr;
     for (int layer = 0; layer < shape_.layers; ++layer) {
-      std::vector<Replica> resident;
+      LayerState state;
       for (int mb = 0; mb < shape_.microbatches; ++mb) {
-        if (absl::Status s = Microbatch(step, layer, mb, resident, measure); !s.ok()) {
+        if (absl::Status s = Microbatch(step, layer, mb, state, measure); !s.ok()) {
           return absl::Status(s.code(), absl::StrCat("step ", step, ", layer ", layer, ", microbatch ", mb,
                                                      ": ", s.message()));
         }

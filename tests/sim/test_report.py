@@ -126,16 +126,22 @@ def synthetic():
             fr.append({"scenario": sc, "target": t, "step_time_ms": f"{s:.4f}",
                        "speedup": f"{65 / s:.5f}", "imbalance_after_pct": t + 0.3,
                        "transfers_intra": 100 - 4 * t, "transfers_inter": 20 - t,
-                       "stall_ms": 0.3, "chosen_target_pct": ""})
+                       "stall_ms": 0.3, "chosen_target_pct": "", "plan_ms": 1.0})
         auto_t = best_t + 0.7
         s = 50.0 * (1 + 0.0005 * (auto_t - best_t) ** 2 + 0.001)
         fr.append({"scenario": sc, "target": "auto", "step_time_ms": f"{s:.4f}",
                    "speedup": f"{65 / s:.5f}", "imbalance_after_pct": auto_t + 0.3,
                    "transfers_intra": 80, "transfers_inter": 12, "stall_ms": 0.3,
-                   "chosen_target_pct": f"{auto_t:.2f}"})
+                   "chosen_target_pct": f"{auto_t:.2f}", "plan_ms": 5.0})
+        # auto-step beats every fixed target here.
+        s = 50.0 * (1 - 0.001)
+        fr.append({"scenario": sc, "target": "auto-step", "step_time_ms": f"{s:.4f}",
+                   "speedup": f"{65 / s:.5f}", "imbalance_after_pct": best_t + 0.3,
+                   "transfers_intra": 80, "transfers_inter": 12, "stall_ms": 0.3,
+                   "chosen_target_pct": f"{best_t:.2f}", "plan_ms": 1.5})
     data["frontier"] = (["scenario", "target", "step_time_ms", "speedup", "imbalance_after_pct",
-                         "transfers_intra", "transfers_inter", "stall_ms", "chosen_target_pct"],
-                        fr)
+                         "transfers_intra", "transfers_inter", "stall_ms", "chosen_target_pct",
+                         "plan_ms"], fr)
     out = {}
     for name, (header, rows) in data.items():
         meta = {"experiment": name, "title": f"Synthetic {name} title",
@@ -312,6 +318,10 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(first["scenario"], "qwen3 EP32 h800 70%")
         self.assertEqual(first["best fixed target"], "2%")
         self.assertIn("target 2.7%", first["auto's step time"])
+        self.assertEqual(first["auto's gap"], "0.1%")
+        self.assertTrue(first["auto-step's gap"].startswith("-"), first)
+        self.assertIn("auto-step is at least as fast as the best fixed target in all 3",
+                      sections(self.text)["## frontier: Synthetic frontier title"])
 
     def test_missing_column(self):
         header, rows, _ = self.data["imbalance"]

@@ -31,13 +31,13 @@ double IntPow(double x, int k) {
   return result;
 }
 
-// copies[s * R + d]: token copies source s sends to rank d under the plan (d == s stays local).
-std::vector<double> TokenCopies(const PlanRequest& request, const Plan& plan) {
+// copies[s * R + d]: token copies source s sends to rank d with no replication (d == s stays
+// local). Experts are laid out home by home: each home's block of the row is summed.
+std::vector<double> HomeCopies(const PlanRequest& request) {
   const int R = request.ranks();
-  std::vector<double> copies(static_cast<size_t>(R) * R, 0.0);
   const int per_rank = request.experts_per_rank();
+  std::vector<double> copies(static_cast<size_t>(R) * R, 0.0);
   for (int s = 0; s < R; ++s) {
-    // Experts are laid out home by home: sum each home's block.
     const std::span<const int64_t> row = request.load.row(s);
     for (int home = 0; home < R; ++home) {
       int64_t sum = 0;
@@ -45,12 +45,27 @@ std::vector<double> TokenCopies(const PlanRequest& request, const Plan& plan) {
       copies[static_cast<size_t>(s) * R + home] = static_cast<double>(sum);
     }
   }
+  return copies;
+}
+
+// The copies once the plan's assignments move tokens from homes to guests.
+std::vector<double> PlannedCopies(const PlanRequest& request, const Plan& plan, std::vector<double> copies) {
+  const int R = request.ranks();
   for (const Assignment& a : plan.assignments) {
     const size_t row = static_cast<size_t>(a.source) * R;
     copies[row + request.home_of(a.expert)] -= static_cast<double>(a.tokens);
     copies[row + a.rank] += static_cast<double>(a.tokens);
   }
   return copies;
+}
+
+std::vector<int64_t> ExpertSums(const PlanRequest& request) {
+  std::vector<int64_t> totals(static_cast<size_t>(request.experts), 0);
+  for (int s = 0; s < request.ranks(); ++s) {
+    const std::span<const int64_t> row = request.load.row(s);
+    for (int e = 0; e < request.experts; ++e) totals[e] += row[e];
+  }
+  return totals;
 }
 
 // Dispatch as DeepEP does it: copies inside the node go over NVLink; a token crosses
@@ -177,13 +192,8 @@ struct RankCompute {
 };
 
 RankCompute ComputeUs(const ClusterSpec& cluster, const ModelSpec& model, const PlanRequest& request,
-                      const Plan& plan) {
+                      const std::vector<int64_t>& totals, const Plan& plan) {
   const int R = request.ranks();
-  std::vector<int64_t> totals(static_cast<size_t>(request.experts), 0);
-  for (int s = 0; s < R; ++s) {
-    const std::span<const int64_t> row = request.load.row(s);
-    for (int e = 0; e < request.experts; ++e) totals[e] += row[e];
-  }
   std::vector<double> kept(totals.begin(), totals.end());
   // Tokens per replica (assignments name their replica by (expert, rank)).
   const std::vector<Replica> replicas = Sorted(plan.replicas);
@@ -212,13 +222,19 @@ double GradientReturnUs(const PlanRequest& request, const Plan& plan, const Mode
 
 }  // namespace
 
-LayerTime ModelLayerTime(const ClusterSpec& cluster, const ModelSpec& model, const PlanRequest& request,
-                         const Plan& plan, bool return_gradients) {
+LayerTimeModel::LayerTimeModel(const ClusterSpec& cluster, const ModelSpec& model, const PlanRequest& request)
+    : cluster_(cluster), model_(model), request_(request), home_copies_(HomeCopies(request)),
+      expert_totals_(ExpertSums(request)) {}
+
+LayerTime LayerTimeModel::Evaluate(const Plan& plan, bool return_gradients) const {
+  const ClusterSpec& cluster = cluster_;
+  const ModelSpec& model = model_;
+  const PlanRequest& request = request_;
   const Links links{BytesPerUs(cluster.nvlink_gbps), BytesPerUs(cluster.ib_gbps_per_gpu()),
                     cluster.nvlink_latency_us, cluster.ib_latency_us};
-  const LinkBytes dispatch = DispatchBytes(request, model, TokenCopies(request, plan));
+  const LinkBytes dispatch = DispatchBytes(request, model, PlannedCopies(request, plan, home_copies_));
   const std::vector<double> arrival = WeightArrivalUs(request, plan, model, dispatch, links);
-  const RankCompute compute = ComputeUs(cluster, model, request, plan);
+  const RankCompute compute = ComputeUs(cluster, model, request, expert_totals_, plan);
 
   LayerTime t;
   t.dispatch_us = AllToAllUs(dispatch, links);
@@ -233,11 +249,17 @@ LayerTime ModelLayerTime(const ClusterSpec& cluster, const ModelSpec& model, con
       end = start + compute.guest_us[r];
     }
     t.compute_us = std::max(t.compute_us, end - t.dispatch_us);
+    t.resident_compute_us = std::max(t.resident_compute_us, compute.home_us[r] + compute.guest_us[r]);
     busiest_backward = std::max(busiest_backward, 2.0 * (compute.home_us[r] + compute.guest_us[r]));
   }
   t.backward_us = t.combine_us + busiest_backward + t.dispatch_us;
   if (return_gradients) t.gradient_return_us = GradientReturnUs(request, plan, model, links, t.backward_us);
   return t;
+}
+
+LayerTime ModelLayerTime(const ClusterSpec& cluster, const ModelSpec& model, const PlanRequest& request,
+                         const Plan& plan, bool return_gradients) {
+  return LayerTimeModel(cluster, model, request).Evaluate(plan, return_gradients);
 }
 
 }  // namespace taot

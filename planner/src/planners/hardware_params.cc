@@ -33,6 +33,7 @@ absl::StatusOr<Hardware> ReadHardware(ParamReader& reader) {
                             {"top_k", &m.top_k}, {"dtype_bytes", &m.dtype_bytes}}) {
     *field = static_cast<int>(reader.Int(key, *field, 1, int64_t{1} << 20));
   }
+  hw.microbatches = static_cast<int>(reader.Int("microbatches", 1, 1, 1 << 20));
   return hw;
 }
 

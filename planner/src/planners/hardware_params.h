@@ -14,6 +14,9 @@ namespace taot::planners {
 struct Hardware {
   ClusterSpec cluster;
   ModelSpec model;
+  // Microbatches per optimizer step (gradient accumulation): how many times a replica placed
+  // now serves before the weights change.
+  int microbatches = 1;
 };
 
 // Defaults: cluster h800, model qwen3-30b-a3b. Errors name the key.

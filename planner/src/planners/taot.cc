@@ -10,8 +10,9 @@
 //
 // The right target depends on the hardware: balance saves GEMM time on the busiest rank, and
 // each replica costs a weight transfer that may outlast the home experts' GEMMs. With
-// target_imbalance_pct=auto the planner plans at each of a few candidate targets and keeps the
-// plan whose modelled layer time (layer_time.h, on the configured cluster and model) is least.
+// target_imbalance_pct=auto the planner plans at a few candidate targets and keeps the plan
+// whose modelled layer time (layer_time.h, on the configured cluster and model) is least, its
+// transfers spread over the microbatches of a step that will reuse its replicas.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -64,25 +65,26 @@ absl::StatusOr<Plan> TaotPlanner::MakePlan(const PlanRequest& request) {
 // turn in a few plans (each a full plan plus its model) instead of planning every candidate.
 Plan TaotPlanner::PlanAtBestTarget(const PlanRequest& request, const LoadSums& sums) {
   constexpr int kCount = static_cast<int>(std::size(kAutoCandidates));
+  const LayerTimeModel model(auto_->cluster, auto_->model, request);
   std::optional<Plan> plans[kCount];
   double times[kCount] = {};
   auto evaluate = [&](int i) {
     if (!plans[i]) {
       plans[i] = PlanAt(request, sums, kAutoCandidates[i]);
-      Canonicalize(*plans[i]);
       plans[i]->chosen_target_pct = kAutoCandidates[i];
-      times[i] = ModelLayerTime(auto_->cluster, auto_->model, request, *plans[i], false).total_us();
+      times[i] = model.Evaluate(*plans[i], false).amortized_us(auto_->microbatches);
     }
     return times[i];
   };
+  // Lower targets win more often (replicas stay resident over the step), so look down first.
   int at = kAutoStart;
-  const int step = evaluate(kAutoStart + 1) < evaluate(kAutoStart) ? 1 : -1;
-  if (step > 0) at = kAutoStart + 1;
+  const int step = evaluate(kAutoStart - 1) < evaluate(kAutoStart) ? -1 : 1;
+  if (step < 0) at = kAutoStart - 1;
   while (at + step >= 0 && at + step < kCount && evaluate(at + step) < times[at]) at += step;
   // Not replicating at all is a candidate too: where links are slow, no replica pays.
   Plan none;
   none.chosen_target_pct = ImbalancePct(sums.rank_loads);
-  if (ModelLayerTime(auto_->cluster, auto_->model, request, none, false).total_us() <= times[at]) return none;
+  if (model.Evaluate(none, false).amortized_us(auto_->microbatches) <= times[at]) return none;
   return *std::move(plans[at]);
 }
 

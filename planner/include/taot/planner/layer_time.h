@@ -5,6 +5,7 @@
 // planning itself), which taot-sim adds around it.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "taot/planner/cluster_spec.h"
@@ -21,8 +22,10 @@ struct LayerTime {
   double dispatch_us = 0;
   double compute_us = 0;
   double combine_us = 0;
-  // The longest wait of a rank for replica weights (part of compute_us).
+  // The longest wait of a rank for replica weights (part of compute_us), and what compute_us
+  // would be with every replica already resident (a later microbatch of the same step).
   double stall_us = 0;
+  double resident_compute_us = 0;
   // Backward: the two all-to-alls again, twice the GEMM work (input and weight gradients), and
   // the exposed part of returning guest gradients to the home ranks.
   double backward_us = 0;
@@ -30,6 +33,28 @@ struct LayerTime {
 
   double forward_us() const { return dispatch_us + compute_us + combine_us; }
   double total_us() const { return forward_us() + backward_us + gradient_return_us; }
+  // The layer over `microbatches` microbatches that reuse this plan's replicas: the transfers
+  // are paid once, the balance every time.
+  double amortized_us(int microbatches) const {
+    return total_us() + (microbatches - 1) * (total_us() - compute_us + resident_compute_us);
+  }
+};
+
+// The model of one request's layer, for evaluating several plans of it: what every plan shares
+// (the token counts per home, the expert totals) is computed once. Keeps references to its
+// arguments, which must outlive it.
+class LayerTimeModel {
+ public:
+  LayerTimeModel(const ClusterSpec& cluster, const ModelSpec& model, const PlanRequest& request);
+  // As ModelLayerTime below.
+  LayerTime Evaluate(const Plan& plan, bool return_gradients) const;
+
+ private:
+  const ClusterSpec& cluster_;
+  const ModelSpec& model_;
+  const PlanRequest& request_;
+  std::vector<double> home_copies_;
+  std::vector<int64_t> expert_totals_;
 };
 
 // Models `plan` (valid for `request`) on `cluster` running `model`. The request's topology

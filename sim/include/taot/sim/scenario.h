@@ -31,6 +31,10 @@ struct Scenario {
   double inter_node_cost = 3;  // λ, the planners' relative cost of a cross-node transfer
   PlanningMode mode = PlanningMode::kLocal;
   double rpc_us = 60;  // remote mode: a gRPC round trip (BACKGROUND.md §4: 20-60 us on loopback)
+  // For a planner that picks its own target (taot, target_imbalance_pct=auto): pick it at the
+  // first microbatch of each step and layer only, and plan the later microbatches at that
+  // target, so the search runs once per step instead of once per microbatch.
+  bool reuse_chosen_target = false;
   // The synthetic workload (ranks, experts, top_k and tokens_per_rank follow the above and the
   // model); ignored when `trace` names a recorded one.
   SequenceOptions workload;

@@ -38,6 +38,9 @@ struct SequenceOptions {
   uint64_t seed = 1;
 };
 
+// Checks every option; the error names it and the bad value.
+absl::Status ValidateSequenceOptions(const SequenceOptions& options);
+
 class SequenceWorkload final : public Workload {
  public:
   // Errors name the option and the bad value; an unreachable imbalance says what limits it.
