@@ -38,7 +38,7 @@ void AddScenarioOptions(CLI::App& cmd, ScenarioArgs& a) {
   cmd.add_option("--slots", a.slots, "Guest slots per rank, K (default 2)");
   cmd.add_option("--mode", a.mode, "Planning: local (default), remote or predictive");
   cmd.add_option("--layers", a.layers, "MoE layers to simulate (default: all of the model's)");
-  cmd.add_option("--steps", a.steps, "Optimizer steps (default 3; the first is warm-up)");
+  cmd.add_option("--steps", a.steps, "Optimizer steps (default 4; the first is warm-up)");
   cmd.add_option("--microbatches", a.microbatches, "Microbatches per step (default 4)");
   cmd.add_option("--imbalance", a.imbalance, "Initial imbalance of the synthetic workload, a fraction (default 0.5)");
   cmd.add_option("--seed", a.seed, "Seed of the synthetic workload (default 1)");

@@ -154,7 +154,7 @@ Scenario DefaultScenario() {
   sc.cluster = *ClusterPreset(sc.cluster_name);
   sc.model = *ModelPreset("qwen3-30b-a3b");
   sc.workload.layers = sc.model.moe_layers;
-  sc.workload.steps = 3;
+  sc.workload.steps = 4;
   sc.workload.microbatches = 4;
   return sc;
 }

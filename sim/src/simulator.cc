@@ -121,7 +121,9 @@ absl::Status Run::Microbatch(int step, int layer, int mb, LayerState& state, Tot
 }
 
 // The predictive mode's placement for the next step: the planner on this step's loads of the
-// layer (all microbatches summed), off the critical path; its new replicas are prefetched.
+// layer (all microbatches summed), off the critical path; its new replicas are prefetched. It
+// aims for no residual at all: prefetched weights never stall, and the more replicas the split
+// has, the better it follows loads that drift from the prediction.
 absl::Status Run::Predict(int step, int layer) {
   LoadMatrix sum(shape_.ranks, shape_.experts);
   for (int mb = 0; mb < shape_.microbatches; ++mb) {
@@ -131,6 +133,7 @@ absl::Status Run::Predict(int step, int layer) {
     }
   }
   PlanRequest request = Request(std::move(sum), predicted_[layer]);
+  request.target_imbalance_pct = 0;
   absl::StatusOr<ScoredPlan> scored = RunPlanner(planner_, request);
   if (!scored.ok()) return scored.status();
   if (step + 1 < shape_.steps) {

@@ -31,7 +31,7 @@ EXPERIMENTS = {
                  "transfers_inter", "stall_ms", "chosen_target_pct", "plan_ms"],
 }
 STEP_COLUMNS = ["step_time_ms", "speedup", "imbalance_after_pct", "transfers_intra", "transfers_inter", "stall_ms",
-                "plan_ms"]
+                "plan_ms", "imbalance_before_pct"]
 for name in ("imbalance", "scale", "slots", "modes"):
     EXPERIMENTS[name] = EXPERIMENTS[name] + STEP_COLUMNS
 

@@ -42,7 +42,7 @@ struct Scenario {
 };
 
 // The defaults above (qwen3-30b-a3b on h800, EP16, K = 2, local planning, 48 layers,
-// 3 steps of 4 microbatches, 50% initial imbalance).
+// 4 steps (the first a warm-up) of 4 microbatches, 50% initial imbalance).
 Scenario DefaultScenario();
 
 // Reads a scenario file over `base`: every key optional, unknown keys refused; errors name the
