@@ -637,6 +637,77 @@ std::optional<Placement::Handoff> Placement::PlanHandoff(int h) {
   return best;
 }
 
+bool Placement::CanHandOff(int h) const {
+  const int e = LargestExpert(h);
+  if (!tree_ || e < 0) return false;
+  for (int r = 0; r < request_->ranks(); ++r) {
+    if (!request_->topology.same_node(r, h) && IsOpen(r) && 3 * st_.spare[r] >= st_.left[e]) return false;
+  }
+  return true;
+}
+
+std::optional<Placement::Handoff> Placement::PlanCarry(int h, int e) {
+  if (!tree_) return std::nullopt;
+  const Topology& topo = request_->topology;
+  const int per_rank = request_->experts_per_rank();
+  std::optional<Handoff> best;
+  std::vector<int64_t>& own = own_;
+  own.resize(static_cast<size_t>(per_rank));
+  std::vector<std::pair<int64_t, int>>& mates = mates_;  // (room, slots) of g's open node-mates
+  for (int n = 0; n < topo.nodes(); ++n) {
+    if (n == topo.node_of(h)) continue;
+    int g = -1;
+    int64_t pending = 0;  // earlier receivers' sheds will use the node's room too
+    for (int r : topo.ranks_of_node(n)) {
+      pending += std::max<int64_t>(st_.surplus[r], 0);
+      if (IsOpen(r) && !Holds(e, r) && (g < 0 || st_.spare[r] > st_.spare[g])) g = r;
+    }
+    if (g < 0) continue;
+    mates.clear();
+    for (int r : topo.ranks_of_node(n)) {
+      if (r != g && IsOpen(r)) mates.push_back({st_.spare[r], st_.slots[r]});
+    }
+    std::sort(mates.begin(), mates.end(), std::greater<>());
+    for (auto& [room, slots] : mates) {
+      const int64_t taken = std::min(room, pending);
+      room -= taken;
+      pending -= taken;
+    }
+    // g takes its room plus its biggest experts, each shed whole into a node-mate's room and
+    // slot (first fit, decreasing), as far as they go.
+    for (int i = 0; i < per_rank; ++i) own[i] = st_.left[g * per_rank + i];
+    std::sort(own.begin(), own.end(), std::greater<>());
+    int64_t shed = 0;
+    int fits = 0;
+    for (; fits < per_rank && own[fits] > 0; ++fits) {
+      auto bin = std::find_if(mates.begin(), mates.end(),
+                              [&](const auto& m) { return m.second > 0 && m.first >= own[fits]; });
+      if (bin == mates.end()) break;
+      bin->first -= own[fits];
+      --bin->second;
+      shed += own[fits];
+    }
+    const int64_t tokens = std::min(st_.left[e], st_.spare[g] + shed);
+    const int64_t overflow = tokens - st_.spare[g];
+    if (overflow <= 0) continue;
+    int sheds = 0;
+    for (int64_t covered = 0; covered < overflow; covered += own[sheds++]) {
+    }
+    const double cost = PieceCost(h, e, g) + sheds * tree_costs_.intra;
+    if (!best || std::make_tuple(-tokens, cost, g) < std::make_tuple(-best->tokens, best->cost, best->receiver)) {
+      best = Handoff{e, g, tokens, overflow, cost};
+    }
+  }
+  return best;
+}
+
+void Placement::ApplyCarry(int h, const Handoff& carry) {
+  Export(h, carry.expert, carry.receiver, carry.tokens);
+  const int g = carry.receiver;
+  SetRoom(g, -st_.spare[g], 0);
+  AddDebt(carry.cost - PieceCost(h, carry.expert, g));
+}
+
 void Placement::ApplyHandoff(int h, const Handoff& handoff) {
   AddPiece(h, handoff.expert, handoff.receiver, handoff.tokens);
   const int g = handoff.receiver;
@@ -714,11 +785,21 @@ void Placement::CoverNode(int node) {
       return st_.left[LargestExpert(a)] > st_.left[LargestExpert(b)];
     });
     const size_t start = log_.size();
-    auto try_carriers = [&](int carriers) {
+    const bool can_hand_off = CanHandOff(by_expert[0]);
+    // A carrier either fills the best-fitting bin in another node, or (`handing`) hands its
+    // expert to a receiver that sheds its own experts to its node-mates: one inter-node piece
+    // then carries what several would.
+    auto try_carriers = [&](int carriers, bool handing) {
       for (int i = 0; i < carriers; ++i) {
         const int h = by_expert[i];
         const int e = LargestExpert(h);
         if (e < 0) continue;
+        if (handing) {
+          if (const std::optional<Handoff> carry = PlanCarry(h, e)) {
+            ApplyCarry(h, *carry);
+            continue;
+          }
+        }
         const int c = BestFitBin(h, e, st_.left[e], Scope::kOtherNodes);
         if (c >= 0) Export(h, e, c, std::min(st_.left[e], st_.spare[c]));
       }
@@ -729,12 +810,14 @@ void Placement::CoverNode(int node) {
     };
     if (carriers_chosen_[node] >= 0) {
       // The first node order chose already; the second reuses the choice (measured: no loss).
-      try_carriers(carriers_chosen_[node]);
+      try_carriers(carriers_chosen_[node], carriers_handing_[node]);
       carriers_max = 0;
     }
     logging_ = carriers_max > 0;
-    std::tuple<int64_t, double> best_key = carriers_max > 0 ? try_carriers(0) : std::make_tuple(int64_t{0}, 0.0);
+    std::tuple<int64_t, double> best_key =
+        carriers_max > 0 ? try_carriers(0, false) : std::make_tuple(int64_t{0}, 0.0);
     carriers_chosen_[node] = 0;
+    carriers_handing_[node] = false;
     // Carriers only pay by merging cross-node pieces: with fewer than two there is nothing to merge.
     int cross = 0;
     for (size_t i = start; i < log_.size(); ++i) {
@@ -743,7 +826,7 @@ void Placement::CoverNode(int node) {
     for (int carriers = 1; carriers <= (cross >= 2 ? carriers_max : 0); ++carriers) {
       best_changes_.clear();
       Rollback(start, &best_changes_);
-      const std::tuple<int64_t, double> key = try_carriers(carriers);
+      const std::tuple<int64_t, double> key = try_carriers(carriers, false);
       // One more carrier rarely helps once one did not: go back to the better cover.
       if (!(key < best_key)) {
         Rollback(start, nullptr);
@@ -752,6 +835,21 @@ void Placement::CoverNode(int node) {
       }
       best_key = key;
       carriers_chosen_[node] = carriers;
+    }
+    // Then the same carriers handing off, in one trial: as many as the plain trials chose, or all
+    // the node's hot ranks if none.
+    if (cross >= 2 && can_hand_off) {
+      const int carriers = carriers_chosen_[node] > 0 ? carriers_chosen_[node] : carriers_max;
+      best_changes_.clear();
+      Rollback(start, &best_changes_);
+      const std::tuple<int64_t, double> key = try_carriers(carriers, true);
+      if (key < best_key) {
+        carriers_chosen_[node] = carriers;
+        carriers_handing_[node] = true;
+      } else {
+        Rollback(start, nullptr);
+        Redo(best_changes_);
+      }
     }
   }
   logging_ = false;
@@ -806,6 +904,7 @@ std::vector<int> Placement::NodeOrder() {
   const int R = request_->ranks();
   exports_.assign(static_cast<size_t>(topo.nodes()), 0);
   carriers_chosen_.assign(static_cast<size_t>(topo.nodes()), -1);
+  carriers_handing_.assign(static_cast<size_t>(topo.nodes()), 0);
   if (tree_) {
     supply_ = st_.surplus;
     demand_ = st_.spare;

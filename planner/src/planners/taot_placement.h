@@ -36,7 +36,8 @@ using Piece = GuestShare;
 //    covers of at most two pieces (CoverInTwo), a split (j pieces inside the node, the rest from
 //    other nodes, the best j) and a handoff (one cross-node piece to a rank that sheds its own
 //    experts to its node-mates). An exporting node also tries carriers: its hot ranks with the
-//    biggest experts send a whole expert across nodes and take their node-mates' surplus;
+//    biggest experts send a whole expert across nodes and take their node-mates' surplus; a
+//    burst's expert, too big for any bin elsewhere, is handed off instead (PlanCarry);
 // 4. what is still uncovered takes pieces from anywhere, after crumbs of room stuck in full
 //    ranks have moved, through their pieces, to ranks with free slots.
 // Handoffs and carriers are chains (a rank both sends and receives); with tight slots they are
@@ -153,6 +154,16 @@ class Placement {
   };
   std::optional<Handoff> PlanHandoff(int h);
   void ApplyHandoff(int h, const Handoff& handoff);
+  // A carrier's handoff: as much of h's expert e as one receiver in another node can take,
+  // its room plus its own experts that fit whole into its node-mates' rooms and slots, after
+  // earlier receivers' sheds (the biggest such piece, then the cheapest). The piece may exceed
+  // h's surplus (Export).
+  std::optional<Handoff> PlanCarry(int h, int e);
+  // Whether h's biggest expert is more than three times as big as every bin outside h's node: only
+  // then does a handoff carry what would otherwise take several inter-node pieces (measured on
+  // the frontier cases: below that, the trial costs time and saves nothing).
+  bool CanHandOff(int h) const;
+  void ApplyCarry(int h, const Handoff& carry);
   // The split: j pieces inside the node (biggest expert, roomiest bin), then the rest from other
   // nodes (CoverRank). PlanSplit finds the cheapest j on a sketch and returns it with its
   // (surplus left, cost), giving up on splits dearer than `bound`; ApplySplit makes that cover.
@@ -200,6 +211,7 @@ class Placement {
   std::vector<Replica> resident_;  // sorted
   std::vector<int64_t> exports_;  // per node: what the exact rank-level transport sends out
   std::vector<int> carriers_chosen_;  // per node: carriers CoverNode chose first (-1: not yet)
+  std::vector<char> carriers_handing_;  // per node: whether those carriers hand off
   std::vector<int64_t> supply_, demand_;  // NodeOrder's scratch
   std::vector<int> demand_ranks_;
 
@@ -224,7 +236,8 @@ class Placement {
   int deferred_node_ = -1;  // the node being covered: its bins are reconciled at the end
   std::vector<Bin> same_bins_, other_bins_;  // CoverInTwo's scratch
   std::vector<int> hot_, carriers_;          // CoverNode's scratch
-  std::vector<int64_t> own_;                 // PlanHandoff's scratch
+  std::vector<int64_t> own_;                 // PlanHandoff's and PlanCarry's scratch
+  std::vector<std::pair<int64_t, int>> mates_;  // PlanCarry's scratch
   Sketch sketch_;
   std::array<Shape, 6> shapes_;  // in the order CoverInTwo tries them
 };
