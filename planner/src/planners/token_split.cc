@@ -8,11 +8,10 @@
 
 namespace taot::planners {
 
-void CheapestSplit::SplitExpert(const PlanRequest& request, int expert, Plan& plan) {
+void CheapestSplit::SplitExpert(const PlanRequest& request, int expert, std::span<int64_t> column, Plan& plan) {
   const Topology& topo = request.topology;
   const int R = request.ranks();
   const int home = request.home_of(expert);
-  for (int s = 0; s < R; ++s) supply_[s] = request.load.at(s, expert);
   auto emit = [&](int from, int to, int64_t amount) {
     if (to != home) plan.assignments.push_back({from, expert, to, amount});
   };
@@ -21,15 +20,15 @@ void CheapestSplit::SplitExpert(const PlanRequest& request, int expert, Plan& pl
       return std::make_pair(topo.node_of(a), a) < std::make_pair(topo.node_of(b), b);
     });
     // Supply and demand balance (both are the expert's total): the home takes what the guests
-    // leave. Supplies the scan did not reach are overwritten for the next expert.
-    MatchOnTree(topo, supply_, demand_, demand_ranks_, emit, home);
+    // leave. The column is scratch: the match consumes it.
+    MatchOnTree(topo, column, demand_, demand_ranks_, emit, home);
     return;
   }
   std::vector<double> cost(static_cast<size_t>(R) * R);
   for (int s = 0; s < R; ++s) {
     for (int r = 0; r < R; ++r) cost[static_cast<size_t>(s) * R + r] = topo.cost(s, r);
   }
-  for (const TransportFlow& f : SolveMinCostTransport(supply_, demand_, cost).flows) {
+  for (const TransportFlow& f : SolveMinCostTransport(column, demand_, cost).flows) {
     emit(f.from, f.to, f.amount);
   }
   std::fill(demand_.begin(), demand_.end(), 0);
@@ -40,12 +39,29 @@ void CheapestSplit::Append(const PlanRequest& request, const std::vector<int64_t
   std::sort(shares.begin(), shares.end(), [](const GuestShare& a, const GuestShare& b) {
     return a.expert != b.expert ? a.expert < b.expert : a.rank < b.rank;
   });
-  supply_.assign(static_cast<size_t>(request.ranks()), 0);
   demand_.assign(static_cast<size_t>(request.ranks()), 0);
   plan.replicas.reserve(plan.replicas.size() + shares.size());
   // A guest typically draws on the sources of its own node and a few more.
   plan.assignments.reserve(plan.assignments.size() +
                            shares.size() * static_cast<size_t>(std::min(request.ranks(), 16)));
+  // The split experts' columns of the load matrix, gathered in one pass over its rows: reading
+  // them expert by expert strides across every row (measured: 7% of a plan at EP64).
+  split_experts_.clear();
+  for (size_t i = 0; i < shares.size();) {
+    size_t j = i;
+    int64_t away = 0;
+    for (; j < shares.size() && shares[j].expert == shares[i].expert; ++j) away += shares[j].tokens;
+    if (away > 0) split_experts_.push_back(shares[i].expert);
+    i = j;
+  }
+  const int R = request.ranks();
+  const size_t X = split_experts_.size();
+  columns_.resize(X * static_cast<size_t>(R));
+  for (int src = 0; src < R; ++src) {
+    const std::span<const int64_t> row = request.load.row(src);
+    for (size_t x = 0; x < X; ++x) columns_[x * R + src] = row[split_experts_[x]];
+  }
+  size_t x = 0;
   for (size_t i = 0; i < shares.size();) {
     const int expert = shares[i].expert;
     size_t j = i;
@@ -60,7 +76,7 @@ void CheapestSplit::Append(const PlanRequest& request, const std::vector<int64_t
     if (away > 0) {
       demand_[request.home_of(expert)] = expert_totals[expert] - away;
       demand_ranks_.push_back(request.home_of(expert));
-      SplitExpert(request, expert, plan);
+      SplitExpert(request, expert, std::span<int64_t>(columns_).subspan(x++ * R, static_cast<size_t>(R)), plan);
     } else {
       for (size_t k = i; k < j; ++k) demand_[shares[k].rank] = 0;
     }

@@ -1,6 +1,7 @@
 // The token level of `taot`: which sources send how many tokens to each replica.
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "planners/plan_building.h"
@@ -21,9 +22,12 @@ class CheapestSplit {
               std::vector<GuestShare> shares, Plan& plan);
 
  private:
-  void SplitExpert(const PlanRequest& request, int expert, Plan& plan);
+  // Splits one expert's tokens; `column` holds its load per source and is consumed.
+  void SplitExpert(const PlanRequest& request, int expert, std::span<int64_t> column, Plan& plan);
 
-  std::vector<int64_t> supply_, demand_;
+  std::vector<int64_t> demand_;
+  std::vector<int> split_experts_;   // experts with tokens away from home, increasing
+  std::vector<int64_t> columns_;     // their load columns, one after the other
   std::vector<int> demand_ranks_;  // the expert's home and guests, in (node, rank) order
 };
 
