@@ -13,7 +13,10 @@ option(TAOT_BUILD_TESTS "Build tests and benchmarks" ON)
 option(TAOT_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
 
 if(TAOT_SANITIZE)
-  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  # libstdc++'s assertions catch an index past a vector's size that is still inside its
+  # capacity, which AddressSanitizer cannot see.
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+                      -D_GLIBCXX_ASSERTIONS)
   add_link_options(-fsanitize=address,undefined)
 endif()
 

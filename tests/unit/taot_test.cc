@@ -11,6 +11,7 @@
 #include "taot/planner/registry.h"
 #include "taot/planner/run_planner.h"
 #include "taot/planner/solvers/max_flow.h"
+#include "taot/sim/sequence_workload.h"
 #include "test_requests.h"
 
 namespace taot {
@@ -145,6 +146,28 @@ TEST(TaotTest, HigherTargetsCostLess) {
     EXPECT_LE(out.score.weighted_cost, previous) << target;
     previous = out.score.weighted_cost;
   }
+}
+
+// A layer where the second node order reused more carriers than it had hot ranks (carriers
+// handing a burst's expert off make other nodes' ranks hot in one order and not the other): the
+// placement read past its list of hot ranks and looped forever. Found by taot-sim at EP64.
+TEST(TaotTest, ReusedCarrierChoiceFitsTheHotRanksOfTheSecondOrder) {
+  sim::SequenceOptions o;
+  o.ranks = 64;
+  o.layers = 39;
+  absl::StatusOr<std::unique_ptr<sim::SequenceWorkload>> w = sim::SequenceWorkload::Create(o);
+  ASSERT_TRUE(w.ok()) << w.status();
+  PlanRequest request;
+  request.topology = *Topology::Uniform(64);
+  request.experts = 128;
+  request.slots_per_rank = 2;
+  request.target_imbalance_pct = 0;
+  request.load = (*w)->Load(2, 38, 0);
+  auto planner = PlannerRegistry::BuiltIn().Create("taot");
+  ASSERT_TRUE(planner.ok());
+  absl::StatusOr<ScoredPlan> out = RunPlanner(**planner, request);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_TRUE(out->score.target_met);
 }
 
 }  // namespace

@@ -790,6 +790,8 @@ void Placement::CoverNode(int node) {
     // expert to a receiver that sheds its own experts to its node-mates: one inter-node piece
     // then carries what several would.
     auto try_carriers = [&](int carriers, bool handing) {
+      // A reused choice may name more carriers than this order leaves hot ranks.
+      carriers = std::min(carriers, static_cast<int>(by_expert.size()));
       for (int i = 0; i < carriers; ++i) {
         const int h = by_expert[i];
         const int e = LargestExpert(h);
