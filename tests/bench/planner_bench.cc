@@ -12,6 +12,7 @@
 
 #include "taot/planner/layer_time.h"
 #include "taot/planner/registry.h"
+#include "taot/planner/split_over_replicas.h"
 #include "taot/sim/case_generator.h"
 
 namespace {
@@ -67,6 +68,15 @@ void BM_LayerTime(benchmark::State& state, int ranks, int experts) {
   for (auto _ : state) benchmark::DoNotOptimize(taot::ModelLayerTime(cluster, model, request, plan, true));
 }
 BENCHMARK_CAPTURE(BM_LayerTime, EP16, 16, 128)->Unit(benchmark::kMicrosecond);
+
+// The predictive mode's split over replicas placed in advance (here: taot's own replicas).
+void BM_SplitOverReplicas(benchmark::State& state, int ranks, int experts) {
+  const taot::PlanRequest& request = Case(ranks, experts);
+  const taot::Plan plan = taot::PlannerRegistry::BuiltIn().Create("taot").value()->MakePlan(request).value();
+  for (auto _ : state) benchmark::DoNotOptimize(taot::SplitOverReplicas(request, plan.replicas));
+}
+BENCHMARK_CAPTURE(BM_SplitOverReplicas, EP16, 16, 128)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_SplitOverReplicas, EP64, 64, 256)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_LayerTime, EP64, 64, 256)->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -13,8 +13,8 @@
 //   expert of the rank at the other end. Every slot is filled each batch, so the replicas cost
 //   the same every time (as in the paper's Table 1).
 // - the LP: min L such that the replicated experts' tokens fit under L on every rank. We solve
-//   it exactly, in whole tokens, by bisection on L with a max-flow feasibility test (the LP's
-//   optimum rounded up to a whole token), instead of LPLB's small interior-point solver.
+//   it exactly, in whole tokens, with a parametric max flow (min_max_split.h; the LP's optimum
+//   rounded up to a whole token), instead of LPLB's small interior-point solver.
 #include <algorithm>
 #include <cmath>
 #include <numeric>

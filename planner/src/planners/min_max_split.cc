@@ -25,13 +25,19 @@ ReplicaGroups GroupByExpert(const std::vector<Replica>& replicas) {
   return groups;
 }
 
-// Whether the replicated experts' tokens fit with every rank at most `limit`; on success
-// fills each replica's share.
-bool Fits(const PlanRequest& request, const LoadSums& sums, const std::vector<Replica>& replicas,
-          const ReplicaGroups& groups, const std::vector<int64_t>& fixed_load, int64_t limit,
-          std::vector<int64_t>& share) {
+}  // namespace
+
+std::vector<GuestShare> MinMaxShares(const PlanRequest& request, const LoadSums& sums,
+                                     const std::vector<Replica>& replicas) {
+  const ReplicaGroups groups = GroupByExpert(replicas);
   const int X = static_cast<int>(groups.experts.size());
   const int R = request.ranks();
+  std::vector<int64_t> fixed_load = sums.rank_loads;
+  for (int expert : groups.experts) fixed_load[request.home_of(expert)] -= sums.expert_totals[expert];
+  // No limit below max(ceil(mean), the heaviest load nothing can move) is feasible.
+  int64_t limit = std::max((sums.total + R - 1) / R, *std::max_element(fixed_load.begin(), fixed_load.end()));
+  // The network: source -> replicated expert (its total) -> its home or a guest -> rank -> sink
+  // (the limit minus the rank's unmovable load).
   const int source = X + R;
   const int sink = source + 1;
   MaxFlow flow(X + R + 2);
@@ -45,41 +51,25 @@ bool Fits(const PlanRequest& request, const LoadSums& sums, const std::vector<Re
     flow.AddEdge(x, X + request.home_of(expert), total);
     for (size_t i : groups.members[x]) guest_edge[i] = flow.AddEdge(x, X + replicas[i].rank, total);
   }
-  for (int r = 0; r < R; ++r) {
-    if (fixed_load[r] > limit) return false;
-    flow.AddEdge(X + r, sink, limit - fixed_load[r]);
-  }
-  if (flow.Solve(source, sink) < need) return false;
-  share.resize(replicas.size());
-  for (size_t i = 0; i < replicas.size(); ++i) share[i] = flow.flow(guest_edge[i]);
-  return true;
-}
-
-}  // namespace
-
-std::vector<GuestShare> MinMaxShares(const PlanRequest& request, const LoadSums& sums,
-                                     const std::vector<Replica>& replicas) {
-  const ReplicaGroups groups = GroupByExpert(replicas);
-  std::vector<int64_t> fixed_load = sums.rank_loads;
-  for (int expert : groups.experts) fixed_load[request.home_of(expert)] -= sums.expert_totals[expert];
-  // The optimum lies in [ceil(mean), max load before]; the upper end is feasible with every
-  // token at home (best's zeros), and the last feasible probe is the optimum.
-  int64_t lo = (sums.total + request.ranks() - 1) / request.ranks();
-  int64_t hi = *std::max_element(sums.rank_loads.begin(), sums.rank_loads.end());
-  std::vector<int64_t> share, best(replicas.size(), 0);
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (Fits(request, sums, replicas, groups, fixed_load, mid, share)) {
-      hi = mid;
-      best = share;
-    } else {
-      lo = mid + 1;
-    }
+  std::vector<int> sink_edge(static_cast<size_t>(R));
+  for (int r = 0; r < R; ++r) sink_edge[r] = flow.AddEdge(X + r, sink, limit - fixed_load[r]);
+  // Newton's method on the parametric cut: while the flow falls short, the k ranks on the source
+  // side of a minimum cut are what limits it, and raising the limit by d adds at most k d to
+  // that cut, so the least feasible limit is at least limit + ceil(shortfall / k). Every step
+  // stays at or below the optimum and keeps the flow found so far.
+  int64_t pushed = flow.Solve(source, sink);
+  while (pushed < need) {
+    int64_t k = 0;
+    for (int r = 0; r < R; ++r) k += flow.OnSourceSide(X + r);
+    const int64_t step = (need - pushed + k - 1) / k;
+    limit += step;
+    for (int r = 0; r < R; ++r) flow.AddCapacity(sink_edge[r], step);
+    pushed += flow.Solve(source, sink);
   }
   std::vector<GuestShare> shares;
   shares.reserve(replicas.size());
   for (size_t i = 0; i < replicas.size(); ++i) {
-    shares.push_back({replicas[i].expert, replicas[i].rank, best[i]});
+    shares.push_back({replicas[i].expert, replicas[i].rank, flow.flow(guest_edge[i])});
   }
   return shares;
 }

@@ -13,9 +13,10 @@
 namespace taot::planners {
 
 // One share per replica (in the replicas' order), minimising the maximum rank load exactly in
-// whole tokens: bisection on the limit L in [ceil(mean), max load before], each probe a
-// max-flow feasibility test (source -> replicated expert -> its home or a guest -> sink, the
-// rank's edge L minus its unreplicated load). The LP "min L" of LPLB, solved without an LP.
+// whole tokens: a parametric max flow (source -> replicated expert -> its home or a guest ->
+// sink, the rank's edge the limit L minus its unreplicated load), raising L from a lower bound
+// by Newton steps on the minimum cut until the flow carries every token. The LP "min L" of
+// LPLB, solved without an LP.
 // Replicas must be valid for the request (ValidateReplicas).
 std::vector<GuestShare> MinMaxShares(const PlanRequest& request, const LoadSums& sums,
                                      const std::vector<Replica>& replicas);

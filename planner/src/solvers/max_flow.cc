@@ -22,6 +22,11 @@ int64_t MaxFlow::flow(int edge) const {
   return original_[edge] - edges_[static_cast<size_t>(edge) * 2].capacity;
 }
 
+void MaxFlow::AddCapacity(int edge, int64_t extra) {
+  edges_[static_cast<size_t>(edge) * 2].capacity += extra;
+  original_[edge] += extra;
+}
+
 bool MaxFlow::Levels(int source, int sink) {
   level_.assign(out_.size(), -1);
   std::queue<int> queue;

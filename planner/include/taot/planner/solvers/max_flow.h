@@ -12,9 +12,15 @@ class MaxFlow {
   explicit MaxFlow(int nodes);
   // Adds a directed edge and returns its id (for flow()).
   int AddEdge(int from, int to, int64_t capacity);
-  // Maximum flow from source to sink; may be called once per graph.
+  // Augments the current flow to a maximum one from source to sink and returns what this call
+  // added; after AddCapacity, call again to continue from where it stopped.
   int64_t Solve(int source, int sink);
   int64_t flow(int edge) const;
+  // Raises an edge's capacity by `extra` >= 0, keeping the flow.
+  void AddCapacity(int edge, int64_t extra);
+  // After Solve: whether `node` is on the source side of a minimum cut (reachable from the
+  // source in the residual graph).
+  bool OnSourceSide(int node) const { return level_[node] >= 0; }
 
  private:
   struct Edge {
