@@ -1,6 +1,8 @@
 // taot-sim: the step-time model of docs/model.md, the experiments of docs/results.md, and
 // replay of a recorded routing trace under any planner.
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -11,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "taot/planner/case_json.h"
 #include "taot/planner/registry.h"
 #include "taot/sim/experiments.h"
 #include "taot/sim/scenario.h"
@@ -86,9 +89,31 @@ absl::StatusOr<std::unique_ptr<Workload>> BuildWorkload(const Scenario& sc) {
   return Materialize(**w);
 }
 
+// A CASE file (`taot gen`, docs/formats.md) as a one-matrix workload; the scenario takes the
+// case's ranks, slots and topology.
+absl::StatusOr<std::unique_ptr<Workload>> CaseWorkload(const std::string& path, Scenario& sc) {
+  std::ifstream file(path);
+  if (!file) return absl::NotFoundError(absl::StrCat(path, ": cannot open the CASE file"));
+  std::stringstream text;
+  text << file.rdbuf();
+  absl::StatusOr<PlanRequest> request = ParseCase(text.str());
+  if (!request.ok()) return absl::Status(request.status().code(), absl::StrCat(path, ": ", request.status().message()));
+  const Topology& topo = request->topology;
+  if (!topo.tree_costs()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": topology: the simulator models nodes of equal size with one "
+                                                   "inter-node cost; give ranks_per_node, not a cost matrix"));
+  }
+  sc.ranks = request->ranks();
+  sc.slots_per_rank = request->slots_per_rank;
+  sc.cluster.gpus_per_node = static_cast<int>(topo.ranks_of_node(0).size());
+  sc.inter_node_cost = topo.tree_costs()->inter;
+  return SingleMatrix(std::move(request->load));
+}
+
 struct SimulateArgs {
   ScenarioArgs scenario;
   std::string trace;
+  std::string case_file;
   std::vector<std::string> planners;
   std::vector<std::string> params;
 };
@@ -109,7 +134,8 @@ absl::Status RunSimulate(const SimulateArgs& a) {
   absl::StatusOr<Scenario> sc = BuildScenario(a.scenario);
   if (!sc.ok()) return sc.status();
   if (!a.trace.empty()) sc->trace = a.trace;
-  absl::StatusOr<std::unique_ptr<Workload>> workload = BuildWorkload(*sc);
+  absl::StatusOr<std::unique_ptr<Workload>> workload =
+      a.case_file.empty() ? BuildWorkload(*sc) : CaseWorkload(a.case_file, *sc);
   if (!workload.ok()) return workload.status();
   const WorkloadShape shape = (*workload)->shape();
   if (!a.trace.empty() && a.scenario.ranks == 0) sc->ranks = shape.ranks;
@@ -190,6 +216,7 @@ int Main(int argc, char** argv) {
   CLI::App* sim_cmd = app.add_subcommand("simulate", "Model one scenario (or a recorded trace) under each planner");
   AddScenarioOptions(*sim_cmd, sim.scenario);
   sim_cmd->add_option("--trace", sim.trace, "Replay a trace: a folder of layer_NNN.csv/.npy (docs/formats.md)");
+  sim_cmd->add_option("--case", sim.case_file, "One CASE file (taot gen) as every layer's load")->excludes("--trace");
   sim_cmd->add_option("--planners", sim.planners, "Planners to run (default: all)")->delimiter(',');
   sim_cmd->add_option("--param", sim.params, "A taot parameter key=value (repeatable), e.g. target_imbalance_pct=auto");
   sim_cmd->callback([&] { status = RunSimulate(sim); });

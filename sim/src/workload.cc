@@ -1,5 +1,6 @@
 #include "taot/sim/workload.h"
 
+#include <utility>
 #include <vector>
 
 namespace taot::sim {
@@ -24,7 +25,21 @@ class MemoryWorkload final : public Workload {
   std::vector<LoadMatrix> loads_;
 };
 
+class SingleMatrixWorkload final : public Workload {
+ public:
+  explicit SingleMatrixWorkload(LoadMatrix load) : load_(std::move(load)) {}
+  WorkloadShape shape() const override { return {load_.sources(), load_.experts(), 1, 1, 1}; }
+  LoadMatrix Load(int, int, int) const override { return load_; }
+
+ private:
+  LoadMatrix load_;
+};
+
 }  // namespace
+
+std::unique_ptr<Workload> SingleMatrix(LoadMatrix load) {
+  return std::make_unique<SingleMatrixWorkload>(std::move(load));
+}
 
 std::unique_ptr<Workload> Materialize(const Workload& workload) {
   return std::make_unique<MemoryWorkload>(workload);

@@ -140,6 +140,23 @@ class BadInput(unittest.TestCase):
                 self.expect_error(["simulate", "--scenario", path, "--layers", "1", "--steps", "1"], path, needle)
             self.expect_error(["simulate", "--scenario", os.path.join(tmp, "missing.json")], "missing.json")
 
+    def test_case_file(self):
+        load = [[(40 if e == s // 2 * 2 else 5) + (30 if e == 0 else 0) for e in range(16)] for s in range(8)]
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "case.json")
+            with open(path, "w") as f:
+                json.dump({"topology": {"ranks": 8, "ranks_per_node": 4}, "experts": 16, "slots_per_rank": 2,
+                           "load": load}, f)
+            out = run("simulate", "--case", path, "--planners", "taot,none").stdout
+            self.assertIn("EP8, K=2", out)
+            rows = {line.split()[0]: line.split() for line in out.splitlines()[2:]}
+            self.assertLess(float(rows["taot"][4].rstrip("%")), float(rows["none"][4].rstrip("%")))
+            self.assertLess(float(rows["taot"][1]), float(rows["none"][1]))
+            with open(path, "w") as f:
+                json.dump({"topology": {"ranks": 2, "cost_matrix": [[0, 2], [5, 0]]}, "experts": 2,
+                           "slots_per_rank": 1, "load": [[3, 1], [1, 3]]}, f)
+            self.expect_error(["simulate", "--case", path], "case.json", "topology")
+
     def test_trace_round_trip_and_refusal(self):
         with tempfile.TemporaryDirectory() as tmp:
             trace = os.path.join(tmp, "trace")

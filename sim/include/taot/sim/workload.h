@@ -26,6 +26,10 @@ class Workload {
   virtual LoadMatrix Load(int step, int layer, int microbatch) const = 0;
 };
 
+// One load matrix as a workload of one layer, one step and one microbatch (a CASE file, e.g.
+// from `taot gen`); the simulator scales a layer to all of the model's MoE layers.
+std::unique_ptr<Workload> SingleMatrix(LoadMatrix load);
+
 // Every matrix of `workload` computed once and kept, for runs that read each many times (one
 // per planner).
 std::unique_ptr<Workload> Materialize(const Workload& workload);
