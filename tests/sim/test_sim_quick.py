@@ -141,17 +141,28 @@ class BadInput(unittest.TestCase):
             self.expect_error(["simulate", "--scenario", os.path.join(tmp, "missing.json")], "missing.json")
 
     def test_case_file(self):
-        load = [[(40 if e == s // 2 * 2 else 5) + (30 if e == 0 else 0) for e in range(16)] for s in range(8)]
+        def load(scale):
+            return [[scale * ((40 if e == s // 2 * 2 else 5) + (30 if e == 0 else 0)) for e in range(16)]
+                    for s in range(8)]
+
+        def simulate(path, *extra):
+            out = run("simulate", "--case", path, "--planners", "taot,none", *extra).stdout
+            self.assertIn("EP8, K=2", out)
+            return {line.split()[0]: line.split() for line in out.splitlines()[2:]}
+
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "case.json")
+            case = {"topology": {"ranks": 8, "ranks_per_node": 4}, "experts": 16, "slots_per_rank": 2}
             with open(path, "w") as f:
-                json.dump({"topology": {"ranks": 8, "ranks_per_node": 4}, "experts": 16, "slots_per_rank": 2,
-                           "load": load}, f)
-            out = run("simulate", "--case", path, "--planners", "taot,none").stdout
-            self.assertIn("EP8, K=2", out)
-            rows = {line.split()[0]: line.split() for line in out.splitlines()[2:]}
+                json.dump(dict(case, load=load(400)), f)
+            rows = simulate(path)
             self.assertLess(float(rows["taot"][4].rstrip("%")), float(rows["none"][4].rstrip("%")))
             self.assertLess(float(rows["taot"][1]), float(rows["none"][1]))
+            # A few hundred tokens do not pay for a 9 MB replica: auto replicates nothing.
+            with open(path, "w") as f:
+                json.dump(dict(case, load=load(1)), f)
+            rows = simulate(path, "--param", "target_imbalance_pct=auto")
+            self.assertEqual(rows["taot"][5:7], ["0.0", "0.0"])
             with open(path, "w") as f:
                 json.dump({"topology": {"ranks": 2, "cost_matrix": [[0, 2], [5, 0]]}, "experts": 2,
                            "slots_per_rank": 1, "load": [[3, 1], [1, 3]]}, f)
