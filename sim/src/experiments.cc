@@ -186,14 +186,17 @@ std::map<std::string, std::string> ScenarioSummary(const Scenario& sc) {
 }
 
 // The files beside the CSV: metadata, then the plot.
-absl::Status Finish(const Context& ctx, const Csv& csv, const std::string& title, const std::string& description) {
+// `scenario` describes the runs when they do not all share the base scenario.
+absl::Status Finish(const Context& ctx, const Csv& csv, const std::string& title, const std::string& description,
+                    std::map<std::string, std::string> scenario = {}) {
+  if (scenario.empty()) scenario = ScenarioSummary(ctx.base);
   if (absl::Status s = csv.Write(ctx.Path(".csv")); !s.ok()) return s;
   nlohmann::json meta = {{"experiment", ctx.name},
                          {"title", title},
                          {"description", description},
                          {"command", ctx.Command()},
                          {"report_command", absl::StrCat("taot-sim report", ctx.options.quick ? " --quick" : "")},
-                         {"scenario", ScenarioSummary(ctx.base)},
+                         {"scenario", scenario},
                          {"quick", ctx.options.quick}};
   std::ofstream(ctx.Path(".json")) << meta.dump(2) << "\n";
   const std::string cmd = absl::StrCat("'", ctx.options.python, "' '", ctx.options.report_dir, "/plot.py' ", ctx.name,
@@ -407,7 +410,16 @@ absl::Status Frontier(const Context& ctx) {
                 "at every microbatch (several plans, each modelled: plan_ms shows what that costs); auto-step searches "
                 "at the first microbatch of each step and layer and plans the step's later microbatches at the target "
                 "it chose (Scenario::reuse_chosen_target), which is how to deploy it where planning is on the "
-                "critical path.");
+                "critical path.",
+                {{"scenarios", "model, cluster, EP and initial imbalance as each line's name says"},
+                 {"guest slots K", absl::StrCat(ctx.base.slots_per_rank)},
+                 {"planning", PlanningModeName(ctx.base.mode)},
+                 {"workload", absl::StrCat(ctx.options.quick ? absl::StrCat(ctx.base.workload.layers, " layers")
+                                                             : std::string("all the model's layers"),
+                                           ", ", ctx.base.workload.steps, " steps (first is warm-up) x ",
+                                           ctx.base.workload.microbatches, " microbatches; drift ",
+                                           Num(ctx.base.workload.drift), ", burst rate ",
+                                           Num(ctx.base.workload.burst_rate), ", seed ", ctx.base.workload.seed)}});
 }
 
 absl::Status Dispatch(const Context& ctx) {
