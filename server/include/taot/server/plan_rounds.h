@@ -1,0 +1,123 @@
+// The remote planning mode's core: every rank reports its load row for a (step, layer) (a
+// round); the round is planned once, when its last row arrives, and every rank gets the same
+// plan, version and hash. A round still missing rows at its deadline gets an explicit
+// no-replication plan, flagged, for every waiting rank and for every rank that arrives later.
+// gRPC-free: the service (issue 4) wraps it, and the tests drive it directly.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "taot/planner/load_matrix.h"
+#include "taot/planner/plan.h"
+#include "taot/planner/planner.h"
+#include "taot/planner/registry.h"
+#include "taot/planner/scorecard.h"
+#include "taot/planner/topology.h"
+
+namespace taot::server {
+
+struct RoundKey {
+  int64_t step = 0;
+  int32_t layer = 0;
+  auto operator<=>(const RoundKey&) const = default;
+};
+
+// What every rank of a round receives.
+struct RoundPlan {
+  RoundKey key;
+  Plan plan;  // canonical
+  Scorecard score;
+  uint64_t hash = 0;     // PlanHash(plan)
+  uint64_t version = 0;  // the planner configuration that made it (SetPlanner counts up)
+  std::string planner;   // its name
+  // No replication because rows were missing at the deadline, or the planner failed; `reason`
+  // says which.
+  bool fallback = false;
+  std::string reason;
+};
+
+struct RoundsConfig {
+  Topology topology;
+  int experts = 0;
+  int slots_per_rank = 0;
+  int64_t expert_bytes = 0;
+  // A round's deadline runs from its first row.
+  absl::Duration round_timeout = absl::Milliseconds(100);
+  int max_layers = 1024;
+  // Rounds of steps older than (newest step - keep_steps) are dropped; a row for one is stale.
+  int64_t keep_steps = 2;
+};
+
+class PlanRounds {
+ public:
+  // Checks the configuration and creates the planner; errors name the field.
+  static absl::StatusOr<std::unique_ptr<PlanRounds>> Create(RoundsConfig config, const std::string& planner,
+                                                            const PlannerParams& params = {});
+
+  // Swaps the planner (the next round to be planned uses it; a round being planned finishes with
+  // the old one). On error the old planner stays.
+  absl::Status SetPlanner(const std::string& name, const PlannerParams& params);
+
+  // Rank `rank`'s row of the round; blocks until the round is planned or its deadline passes
+  // (then the fallback), or until `wait_until` (then DEADLINE_EXCEEDED; the row still counts).
+  // Reporting the same row again (a retry) is allowed; a different row is FAILED_PRECONDITION.
+  // Bad input is INVALID_ARGUMENT naming the field and changes nothing; a row for a dropped
+  // round is FAILED_PRECONDITION ("stale step").
+  absl::StatusOr<std::shared_ptr<const RoundPlan>> ReportRow(RoundKey key, int rank, std::span<const int64_t> row,
+                                                             absl::Time wait_until);
+
+  // The whole R x E matrix of a round at once (a trainer that all-gathered it); rows already
+  // reported must match it.
+  absl::StatusOr<std::shared_ptr<const RoundPlan>> ReportMatrix(RoundKey key, const LoadMatrix& load);
+
+  // The most recent planned rounds, newest first, at most `n`.
+  std::vector<std::shared_ptr<const RoundPlan>> RecentPlans(size_t n) const;
+
+ private:
+  struct PlannerSlot {
+    std::string name;
+    uint64_t version = 0;
+    std::unique_ptr<Planner> planner;
+    absl::Mutex mu;  // planners keep buffers: one plan at a time each
+  };
+  enum class State { kCollecting, kPlanning, kDone };
+  struct Round {
+    LoadMatrix load;
+    std::vector<char> reported;
+    int missing = 0;
+    absl::Time deadline;
+    State state = State::kCollecting;
+    std::shared_ptr<const RoundPlan> result;
+  };
+
+  explicit PlanRounds(RoundsConfig config) : config_(std::move(config)) {}
+  absl::Status CheckKey(RoundKey key) const;
+  // The round for `key`, created on first use; stale keys fail. Shared: a caller waiting on a
+  // round keeps it alive when newer steps drop it from the map.
+  absl::StatusOr<std::shared_ptr<Round>> FindOrCreate(RoundKey key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Plans a complete round outside the lock and publishes the result.
+  void PlanRound(RoundKey key, Round& round) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::shared_ptr<const RoundPlan> Fallback(RoundKey key, const LoadMatrix& load, std::string reason) const;
+  absl::StatusOr<std::shared_ptr<const RoundPlan>> Await(RoundKey key, Round& round, absl::Time wait_until)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Publish(Round& round, std::shared_ptr<const RoundPlan> result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const RoundsConfig config_;
+  mutable absl::Mutex mu_;
+  std::map<RoundKey, std::shared_ptr<Round>> rounds_ ABSL_GUARDED_BY(mu_);
+  int64_t newest_step_ ABSL_GUARDED_BY(mu_) = -1;
+  std::vector<std::shared_ptr<const RoundPlan>> recent_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<PlannerSlot> planner_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace taot::server

@@ -1,0 +1,240 @@
+#include "taot/server/plan_rounds.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "taot/planner/plan_hash.h"
+#include "taot/planner/plan_request.h"
+#include "taot/planner/run_planner.h"
+
+namespace taot::server {
+namespace {
+
+constexpr size_t kRecentPlans = 64;
+
+std::string KeyText(RoundKey key) { return absl::StrCat("(step ", key.step, ", layer ", key.layer, ")"); }
+
+// The row's range rules, as ValidateRequest has them; the error names the entry.
+absl::Status CheckRow(std::span<const int64_t> row, int experts) {
+  if (static_cast<int>(row.size()) != experts) {
+    return absl::InvalidArgumentError(absl::StrCat("load: must have ", experts, " entries (one per expert), got ", row.size()));
+  }
+  for (size_t e = 0; e < row.size(); ++e) {
+    if (row[e] < 0 || row[e] > kMaxTokensPerEntry) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("load[", e, "]: must be in [0, ", kMaxTokensPerEntry, "], got ", row[e]));
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool SameRow(const LoadMatrix& load, int rank, std::span<const int64_t> row) {
+  return std::equal(row.begin(), row.end(), load.row(rank).begin());
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<PlanRounds>> PlanRounds::Create(RoundsConfig config, const std::string& planner,
+                                                               const PlannerParams& params) {
+  PlanRequest probe;
+  probe.topology = config.topology;
+  probe.experts = config.experts;
+  probe.slots_per_rank = config.slots_per_rank;
+  probe.expert_bytes = config.expert_bytes;
+  probe.load = LoadMatrix(config.topology.ranks(), config.experts);
+  if (absl::Status s = ValidateRequest(probe); !s.ok()) return s;
+  if (config.round_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("round_timeout: must be positive");
+  }
+  if (config.max_layers <= 0) return absl::InvalidArgumentError("max_layers: must be >= 1");
+  if (config.keep_steps < 0) return absl::InvalidArgumentError("keep_steps: must be >= 0");
+  std::unique_ptr<PlanRounds> rounds(new PlanRounds(std::move(config)));
+  if (absl::Status s = rounds->SetPlanner(planner, params); !s.ok()) return s;
+  return rounds;
+}
+
+absl::Status PlanRounds::SetPlanner(const std::string& name, const PlannerParams& params) {
+  absl::StatusOr<std::unique_ptr<Planner>> planner = PlannerRegistry::BuiltIn().Create(name, params);
+  if (!planner.ok()) return planner.status();
+  auto slot = std::make_shared<PlannerSlot>();
+  slot->name = name;
+  slot->planner = *std::move(planner);
+  absl::MutexLock lock(&mu_);
+  slot->version = planner_ ? planner_->version + 1 : 1;
+  planner_ = std::move(slot);
+  return absl::OkStatus();
+}
+
+absl::Status PlanRounds::CheckKey(RoundKey key) const {
+  if (key.step < 0) return absl::InvalidArgumentError(absl::StrCat("step: must be >= 0, got ", key.step));
+  if (key.layer < 0 || key.layer >= config_.max_layers) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("layer: must be in [0, ", config_.max_layers, "), got ", key.layer));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<PlanRounds::Round>> PlanRounds::FindOrCreate(RoundKey key) {
+  if (auto it = rounds_.find(key); it != rounds_.end()) return it->second;
+  if (key.step < newest_step_ - config_.keep_steps) {
+    return absl::FailedPreconditionError(absl::StrCat("step ", key.step, " is stale: rounds before step ",
+                                                      newest_step_ - config_.keep_steps, " are gone"));
+  }
+  if (key.step > newest_step_) {
+    newest_step_ = key.step;
+    rounds_.erase(rounds_.begin(), rounds_.lower_bound(RoundKey{newest_step_ - config_.keep_steps, 0}));
+  }
+  const int R = config_.topology.ranks();
+  auto round = std::make_shared<Round>();
+  round->load = LoadMatrix(R, config_.experts);
+  round->reported.assign(static_cast<size_t>(R), 0);
+  round->missing = R;
+  round->deadline = absl::Now() + config_.round_timeout;
+  rounds_[key] = round;
+  return round;
+}
+
+std::shared_ptr<const RoundPlan> PlanRounds::Fallback(RoundKey key, const LoadMatrix& load, std::string reason) const {
+  PlanRequest request;
+  request.topology = config_.topology;
+  request.experts = config_.experts;
+  request.slots_per_rank = config_.slots_per_rank;
+  request.expert_bytes = config_.expert_bytes;
+  request.load = load;
+  auto result = std::make_shared<RoundPlan>();
+  result->key = key;
+  result->score = Score(request, result->plan, 0);
+  result->hash = PlanHash(result->plan);
+  result->planner = "none";
+  result->fallback = true;
+  result->reason = std::move(reason);
+  return result;
+}
+
+void PlanRounds::Publish(Round& round, std::shared_ptr<const RoundPlan> result) {
+  round.result = result;
+  round.state = State::kDone;
+  recent_.insert(recent_.begin(), std::move(result));
+  if (recent_.size() > kRecentPlans) recent_.pop_back();
+}
+
+void PlanRounds::PlanRound(RoundKey key, Round& round) {
+  round.state = State::kPlanning;
+  std::shared_ptr<PlannerSlot> slot = planner_;
+  PlanRequest request;
+  request.topology = config_.topology;
+  request.experts = config_.experts;
+  request.slots_per_rank = config_.slots_per_rank;
+  request.expert_bytes = config_.expert_bytes;
+  request.load = round.load;
+  // Plan without holding the rounds' lock: other rounds go on meanwhile, and the round's own
+  // waiters see kPlanning and keep waiting (the caller holds the round alive).
+  mu_.Unlock();
+  absl::StatusOr<ScoredPlan> scored;
+  {
+    absl::MutexLock lock(&slot->mu);
+    scored = RunPlanner(*slot->planner, request);
+  }
+  mu_.Lock();
+  if (!scored.ok()) {
+    Publish(round, Fallback(key, round.load, absl::StrCat("planner ", slot->name, " failed: ", scored.status().message())));
+    return;
+  }
+  auto result = std::make_shared<RoundPlan>();
+  result->key = key;
+  result->plan = std::move(scored->plan);
+  result->score = scored->score;
+  result->hash = PlanHash(result->plan);
+  result->version = slot->version;
+  result->planner = slot->name;
+  Publish(round, std::move(result));
+}
+
+absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::Await(RoundKey key, Round& round, absl::Time wait_until) {
+  auto settled = [&round]() { return round.state == State::kDone; };
+  auto collecting = [&round]() { return round.state != State::kCollecting; };
+  // Until the round's deadline: any change (planning started, or done).
+  if (round.state == State::kCollecting) {
+    mu_.AwaitWithDeadline(absl::Condition(&collecting), std::min(round.deadline, wait_until));
+    if (round.state == State::kCollecting) {
+      if (absl::Now() < round.deadline) {
+        return absl::DeadlineExceededError(absl::StrCat("no plan for ", KeyText(key), " before the call's deadline; ",
+                                                        round.missing, " ranks had not reported"));
+      }
+      Publish(round, Fallback(key, round.load,
+                              absl::StrCat(round.missing, " of ", config_.topology.ranks(),
+                                           " ranks had not reported at the round's deadline")));
+    }
+  }
+  mu_.AwaitWithDeadline(absl::Condition(&settled), wait_until);
+  if (round.state != State::kDone) {
+    return absl::DeadlineExceededError(absl::StrCat("the plan for ", KeyText(key), " was not ready by the call's deadline"));
+  }
+  return round.result;
+}
+
+absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::ReportRow(RoundKey key, int rank,
+                                                                       std::span<const int64_t> row,
+                                                                       absl::Time wait_until) {
+  if (absl::Status s = CheckKey(key); !s.ok()) return s;
+  const int R = config_.topology.ranks();
+  if (rank < 0 || rank >= R) {
+    return absl::InvalidArgumentError(absl::StrCat("rank: must be in [0, ", R, "), got ", rank));
+  }
+  if (absl::Status s = CheckRow(row, config_.experts); !s.ok()) return s;
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<std::shared_ptr<Round>> found = FindOrCreate(key);
+  if (!found.ok()) return found.status();
+  const std::shared_ptr<Round> keep = *std::move(found);
+  Round& round = *keep;
+  if (round.reported[rank]) {
+    if (!SameRow(round.load, rank, row)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("rank ", rank, " already reported a different load for ", KeyText(key)));
+    }
+  } else if (round.state == State::kCollecting) {
+    std::copy(row.begin(), row.end(), round.load.row(rank).begin());
+    round.reported[rank] = 1;
+    if (--round.missing == 0) PlanRound(key, round);
+  }
+  return Await(key, round, wait_until);
+}
+
+absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::ReportMatrix(RoundKey key, const LoadMatrix& load) {
+  if (absl::Status s = CheckKey(key); !s.ok()) return s;
+  const int R = config_.topology.ranks();
+  if (load.sources() != R || load.experts() != config_.experts) {
+    return absl::InvalidArgumentError(absl::StrCat("load: must be ", R, " x ", config_.experts, ", got ",
+                                                   load.sources(), " x ", load.experts()));
+  }
+  for (int s = 0; s < R; ++s) {
+    if (absl::Status st = CheckRow(load.row(s), config_.experts); !st.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("load[", s, "]", st.message().substr(4)));
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<std::shared_ptr<Round>> found = FindOrCreate(key);
+  if (!found.ok()) return found.status();
+  const std::shared_ptr<Round> keep = *std::move(found);
+  Round& round = *keep;
+  for (int s = 0; s < R; ++s) {
+    if (round.reported[s] && !SameRow(round.load, s, load.row(s))) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("load[", s, "]: differs from the row rank ", s, " reported for ", KeyText(key)));
+    }
+  }
+  if (round.state == State::kCollecting) {
+    round.load = load;
+    std::fill(round.reported.begin(), round.reported.end(), 1);
+    round.missing = 0;
+    PlanRound(key, round);
+  }
+  return Await(key, round, absl::InfiniteFuture());
+}
+
+std::vector<std::shared_ptr<const RoundPlan>> PlanRounds::RecentPlans(size_t n) const {
+  absl::MutexLock lock(&mu_);
+  return {recent_.begin(), recent_.begin() + static_cast<std::ptrdiff_t>(std::min(n, recent_.size()))};
+}
+
+}  // namespace taot::server
