@@ -28,6 +28,16 @@ absl::Status CheckRow(std::span<const int64_t> row, int experts) {
   return absl::OkStatus();
 }
 
+PlanRequest RequestFor(const RoundsConfig& config, LoadMatrix load) {
+  PlanRequest request;
+  request.topology = config.topology;
+  request.experts = config.experts;
+  request.slots_per_rank = config.slots_per_rank;
+  request.expert_bytes = config.expert_bytes;
+  request.load = std::move(load);
+  return request;
+}
+
 bool SameRow(const LoadMatrix& load, int rank, std::span<const int64_t> row) {
   return std::equal(row.begin(), row.end(), load.row(rank).begin());
 }
@@ -36,13 +46,10 @@ bool SameRow(const LoadMatrix& load, int rank, std::span<const int64_t> row) {
 
 absl::StatusOr<std::unique_ptr<PlanRounds>> PlanRounds::Create(RoundsConfig config, const std::string& planner,
                                                                const PlannerParams& params) {
-  PlanRequest probe;
-  probe.topology = config.topology;
-  probe.experts = config.experts;
-  probe.slots_per_rank = config.slots_per_rank;
-  probe.expert_bytes = config.expert_bytes;
-  probe.load = LoadMatrix(config.topology.ranks(), config.experts);
-  if (absl::Status s = ValidateRequest(probe); !s.ok()) return s;
+  if (absl::Status s = ValidateRequest(RequestFor(config, LoadMatrix(config.topology.ranks(), config.experts)));
+      !s.ok()) {
+    return s;
+  }
   if (config.round_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("round_timeout: must be positive");
   }
@@ -95,12 +102,7 @@ absl::StatusOr<std::shared_ptr<PlanRounds::Round>> PlanRounds::FindOrCreate(Roun
 }
 
 std::shared_ptr<const RoundPlan> PlanRounds::Fallback(RoundKey key, const LoadMatrix& load, std::string reason) const {
-  PlanRequest request;
-  request.topology = config_.topology;
-  request.experts = config_.experts;
-  request.slots_per_rank = config_.slots_per_rank;
-  request.expert_bytes = config_.expert_bytes;
-  request.load = load;
+  const PlanRequest request = RequestFor(config_, load);
   auto result = std::make_shared<RoundPlan>();
   result->key = key;
   result->score = Score(request, result->plan, 0);
@@ -121,12 +123,7 @@ void PlanRounds::Publish(Round& round, std::shared_ptr<const RoundPlan> result) 
 void PlanRounds::PlanRound(RoundKey key, Round& round) {
   round.state = State::kPlanning;
   std::shared_ptr<PlannerSlot> slot = planner_;
-  PlanRequest request;
-  request.topology = config_.topology;
-  request.experts = config_.experts;
-  request.slots_per_rank = config_.slots_per_rank;
-  request.expert_bytes = config_.expert_bytes;
-  request.load = round.load;
+  const PlanRequest request = RequestFor(config_, round.load);
   // Plan without holding the rounds' lock: other rounds go on meanwhile, and the round's own
   // waiters see kPlanning and keep waiting (the caller holds the round alive).
   mu_.Unlock();
