@@ -8,6 +8,8 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   # core library and command line
   libabsl-dev nlohmann-json3-dev libcli11-dev
+  # the planner daemon: gRPC and protobuf
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # independent oracles and plots, for Debian's /usr/bin/python3

@@ -1,0 +1,161 @@
+// The taot.v1.Planner service over a real loopback gRPC server: remote planning for every rank,
+// and each kind of bad input answered with a clear status that changes nothing.
+#include "taot/server/planner_service.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "taot/planner/plan_hash.h"
+#include "taot/sim/case_generator.h"
+
+namespace taot::server {
+namespace {
+
+class PlannerServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    sim::CaseOptions o;
+    o.ranks = 8;
+    o.experts = 32;
+    o.ranks_per_node = 4;
+    o.imbalance = 0.6;
+    request_ = sim::GenerateCase(o)->request;
+    RoundsConfig config;
+    config.topology = request_.topology;
+    config.experts = request_.experts;
+    config.slots_per_rank = request_.slots_per_rank;
+    config.expert_bytes = request_.expert_bytes;
+    config.round_timeout = absl::Milliseconds(200);
+    rounds_ = *PlanRounds::Create(config, "taot");
+    service_ = std::make_unique<PlannerService>("job-1", *rounds_);
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(service_.get());
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    stub_ = taot::v1::Planner::NewStub(
+        grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+  }
+  void TearDown() override { server_->Shutdown(); }
+
+  taot::v1::ReportLoadRequest Row(int rank, int64_t step, int layer) const {
+    taot::v1::ReportLoadRequest r;
+    r.set_job_id("job-1");
+    r.set_rank(rank);
+    r.set_step(step);
+    r.set_layer(layer);
+    for (int64_t n : request_.load.row(rank)) r.add_counts(n);
+    return r;
+  }
+
+  grpc::Status Call(const taot::v1::ReportLoadRequest& request, taot::v1::Plan& plan,
+                    std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + timeout);
+    return stub_->ReportLoad(&context, request, &plan);
+  }
+
+  PlanRequest request_;
+  std::unique_ptr<PlanRounds> rounds_;
+  std::unique_ptr<PlannerService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<taot::v1::Planner::Stub> stub_;
+};
+
+TEST_F(PlannerServiceTest, EveryRankGetsTheSamePlanVersionAndHash) {
+  std::vector<taot::v1::Plan> plans(8);
+  std::vector<grpc::Status> statuses(8);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 8; ++r) ranks.emplace_back([&, r] { statuses[r] = Call(Row(r, 0, 3), plans[r]); });
+  for (std::thread& t : ranks) t.join();
+  for (int r = 0; r < 8; ++r) {
+    ASSERT_TRUE(statuses[r].ok()) << statuses[r].error_message();
+    EXPECT_EQ(plans[r].hash(), plans[0].hash());
+    EXPECT_EQ(plans[r].version(), 1u);
+    EXPECT_EQ(plans[r].layer(), 3);
+    EXPECT_FALSE(plans[r].fallback());
+  }
+  // The hash is the plan's own: recompute it from the message.
+  Plan plan;
+  for (const auto& m : plans[0].replicas()) plan.replicas.push_back({m.expert(), m.rank()});
+  for (const auto& m : plans[0].assignments()) plan.assignments.push_back({m.source(), m.expert(), m.rank(), m.tokens()});
+  EXPECT_EQ(PlanHash(plan), plans[0].hash());
+  EXPECT_FALSE(plan.replicas.empty());
+  EXPECT_LT(plans[0].stats().imbalance_after_pct(), plans[0].stats().imbalance_before_pct());
+}
+
+TEST_F(PlannerServiceTest, AMissingRankMakesAFlaggedFallbackForEveryoneElse) {
+  taot::v1::Plan plan;
+  ASSERT_TRUE(Call(Row(0, 1, 0), plan).ok());  // alone: waits for the 200 ms round deadline
+  EXPECT_TRUE(plan.fallback());
+  EXPECT_EQ(plan.replicas_size(), 0);
+  EXPECT_NE(plan.fallback_reason().find("7 of 8 ranks had not reported"), std::string::npos);
+}
+
+TEST_F(PlannerServiceTest, BadInputGetsAClearStatus) {
+  taot::v1::Plan plan;
+  auto expect = [&](taot::v1::ReportLoadRequest request, grpc::StatusCode code, const std::string& needle) {
+    const grpc::Status s = Call(request, plan);
+    EXPECT_EQ(s.error_code(), code) << s.error_message();
+    EXPECT_NE(s.error_message().find(needle), std::string::npos) << s.error_message();
+  };
+  taot::v1::ReportLoadRequest r = Row(0, 2, 0);
+  r.set_job_id("job-2");
+  expect(r, grpc::StatusCode::NOT_FOUND, "unknown job 'job-2'");
+  r = Row(0, 2, 0);
+  r.set_rank(9);
+  expect(r, grpc::StatusCode::INVALID_ARGUMENT, "rank: must be in [0, 8)");
+  r = Row(0, 2, 0);
+  r.set_counts(5, -3);
+  expect(r, grpc::StatusCode::INVALID_ARGUMENT, "load[5]");
+  r = Row(0, 2, 0);
+  r.add_counts(1);
+  expect(r, grpc::StatusCode::INVALID_ARGUMENT, "load: must have 32 entries");
+  taot::v1::ReportMatrixRequest m;
+  m.set_job_id("job-1");
+  m.set_ranks(8);
+  m.set_experts(32);
+  m.add_counts(1);
+  grpc::ClientContext context;
+  const grpc::Status s = stub_->ReportMatrix(&context, m, &plan);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("counts: must hold ranks x experts = 8 x 32"), std::string::npos);
+  // Nothing counted: all 8 ranks of step 2 still plan normally.
+  std::vector<std::thread> ranks;
+  std::vector<grpc::Status> statuses(8);
+  std::vector<taot::v1::Plan> plans(8);
+  for (int k = 0; k < 8; ++k) ranks.emplace_back([&, k] { statuses[k] = Call(Row(k, 2, 0), plans[k]); });
+  for (std::thread& t : ranks) t.join();
+  for (const grpc::Status& st : statuses) EXPECT_TRUE(st.ok()) << st.error_message();
+  EXPECT_FALSE(plans[0].fallback());
+}
+
+TEST_F(PlannerServiceTest, TheCallersDeadlineIsHonoured) {
+  taot::v1::Plan plan;
+  const grpc::Status s = Call(Row(0, 3, 0), plan, std::chrono::milliseconds(20));
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
+}
+
+TEST_F(PlannerServiceTest, TheWholeMatrixPlansInOneCall) {
+  taot::v1::ReportMatrixRequest m;
+  m.set_job_id("job-1");
+  m.set_step(4);
+  m.set_layer(1);
+  m.set_ranks(8);
+  m.set_experts(32);
+  for (int64_t n : request_.load.data()) m.add_counts(n);
+  taot::v1::Plan plan;
+  grpc::ClientContext context;
+  ASSERT_TRUE(stub_->ReportMatrix(&context, m, &plan).ok());
+  EXPECT_FALSE(plan.fallback());
+  EXPECT_GT(plan.replicas_size(), 0);
+  // A rank reporting its row afterwards gets the same plan.
+  taot::v1::Plan row_plan;
+  ASSERT_TRUE(Call(Row(5, 4, 1), row_plan).ok());
+  EXPECT_EQ(row_plan.hash(), plan.hash());
+}
+
+}  // namespace
+}  // namespace taot::server
