@@ -45,7 +45,7 @@ bool SameRow(const LoadMatrix& load, int rank, std::span<const int64_t> row) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<PlanRounds>> PlanRounds::Create(RoundsConfig config, const std::string& planner,
-                                                               const PlannerParams& params) {
+                                                               const PlannerParams& params, uint64_t version) {
   if (absl::Status s = ValidateRequest(RequestFor(config, LoadMatrix(config.topology.ranks(), config.experts)));
       !s.ok()) {
     return s;
@@ -56,20 +56,34 @@ absl::StatusOr<std::unique_ptr<PlanRounds>> PlanRounds::Create(RoundsConfig conf
   if (config.max_layers <= 0) return absl::InvalidArgumentError("max_layers: must be >= 1");
   if (config.keep_steps < 0) return absl::InvalidArgumentError("keep_steps: must be >= 0");
   std::unique_ptr<PlanRounds> rounds(new PlanRounds(std::move(config)));
-  if (absl::Status s = rounds->SetPlanner(planner, params); !s.ok()) return s;
+  if (absl::Status s = rounds->SetPlanner(planner, params, version); !s.ok()) return s;
   return rounds;
 }
 
 absl::Status PlanRounds::SetPlanner(const std::string& name, const PlannerParams& params) {
+  uint64_t version;
+  {
+    absl::MutexLock lock(&mu_);
+    version = planner_->version + 1;
+  }
+  return SetPlanner(name, params, version);
+}
+
+absl::Status PlanRounds::SetPlanner(const std::string& name, const PlannerParams& params, uint64_t version) {
   absl::StatusOr<std::unique_ptr<Planner>> planner = PlannerRegistry::BuiltIn().Create(name, params);
   if (!planner.ok()) return planner.status();
   auto slot = std::make_shared<PlannerSlot>();
   slot->name = name;
   slot->planner = *std::move(planner);
+  slot->version = version;
   absl::MutexLock lock(&mu_);
-  slot->version = planner_ ? planner_->version + 1 : 1;
   planner_ = std::move(slot);
   return absl::OkStatus();
+}
+
+std::pair<std::string, uint64_t> PlanRounds::planner() const {
+  absl::MutexLock lock(&mu_);
+  return {planner_->name, planner_->version};
 }
 
 absl::Status PlanRounds::CheckKey(RoundKey key) const {

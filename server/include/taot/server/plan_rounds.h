@@ -60,9 +60,10 @@ struct RoundsConfig {
 
 class PlanRounds {
  public:
-  // Checks the configuration and creates the planner; errors name the field.
+  // Checks the configuration and creates the planner (its configuration version is
+  // `version`); errors name the field.
   static absl::StatusOr<std::unique_ptr<PlanRounds>> Create(RoundsConfig config, const std::string& planner,
-                                                            const PlannerParams& params = {});
+                                                            const PlannerParams& params = {}, uint64_t version = 1);
 
   // Swaps the planner (the next round to be planned uses it; a round being planned finishes with
   // the old one). On error the old planner stays.
@@ -79,6 +80,9 @@ class PlanRounds {
   // The whole R x E matrix of a round at once (a trainer that all-gathered it); rows already
   // reported must match it.
   absl::StatusOr<std::shared_ptr<const RoundPlan>> ReportMatrix(RoundKey key, const LoadMatrix& load);
+
+  // The planner in use and its configuration version.
+  std::pair<std::string, uint64_t> planner() const;
 
   // The most recent planned rounds, newest first, at most `n`.
   std::vector<std::shared_ptr<const RoundPlan>> RecentPlans(size_t n) const;
@@ -101,6 +105,7 @@ class PlanRounds {
   };
 
   explicit PlanRounds(RoundsConfig config) : config_(std::move(config)) {}
+  absl::Status SetPlanner(const std::string& name, const PlannerParams& params, uint64_t version);
   absl::Status CheckKey(RoundKey key) const;
   // The round for `key`, created on first use; stale keys fail. Shared: a caller waiting on a
   // round keeps it alive when newer steps drop it from the map.

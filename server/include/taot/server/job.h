@@ -1,0 +1,92 @@
+// One training job as the daemon sees it: its ranks (who registered, on which node), the
+// topology they make, the planner it uses, and its rounds once planning can start. gRPC-free.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "taot/planner/registry.h"
+#include "taot/server/plan_rounds.h"
+
+namespace taot::server {
+
+struct JobConfig {
+  std::string job_id;
+  int world_size = 0;  // R, the expert-parallel ranks
+  int experts = 0;
+  int slots_per_rank = 2;
+  int64_t expert_bytes = 0;
+  double inter_node_cost = 3;
+  // The node of each rank, when the configuration gives it; otherwise ranks are grouped by the
+  // node name they register with, and planning waits until all have registered.
+  std::optional<std::vector<int>> node_of_rank;
+  absl::Duration round_timeout = absl::Milliseconds(100);
+  std::string planner = "taot";
+  PlannerParams params;
+};
+
+// What a rank says about itself when it registers.
+struct RankInfo {
+  std::string job_id;
+  int rank = 0;
+  int world_size = 0;
+  std::string node;  // host or node name; ranks sharing it share NVLink
+  int local_rank = 0;
+  std::string device;
+};
+
+struct JobStatus {
+  std::string job_id;
+  int world_size = 0;
+  int registered = 0;
+  int nodes = 0;  // 0 until the topology is known
+  std::string planner;
+  uint64_t planner_version = 0;
+  PlannerParams params;
+  std::vector<std::shared_ptr<const RoundPlan>> recent;  // newest first
+};
+
+class Job {
+ public:
+  // Validates the configuration and the planner; errors name the field.
+  static absl::StatusOr<std::unique_ptr<Job>> Create(JobConfig config);
+
+  // Registering the same information again is fine (a restarted rank); a conflict (another
+  // rank claims the id with other details, or the world size disagrees) is FAILED_PRECONDITION
+  // and changes nothing.
+  absl::Status Register(const RankInfo& info);
+
+  // The rounds, once the topology is known; FAILED_PRECONDITION until every rank registered.
+  absl::StatusOr<PlanRounds*> Rounds();
+
+  // The next round uses the new planner; on error the old one stays.
+  absl::Status SetPlanner(const std::string& name, const PlannerParams& params);
+
+  JobStatus Status() const;
+  const std::string& id() const { return config_.job_id; }
+  const JobConfig& config() const { return config_; }
+
+ private:
+  explicit Job(JobConfig config) : config_(std::move(config)) {}
+  // Creates the rounds from a known topology.
+  absl::Status Start(std::vector<int> node_of_rank) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  JobConfig config_;
+  mutable absl::Mutex mu_;
+  std::vector<std::optional<RankInfo>> ranks_ ABSL_GUARDED_BY(mu_);
+  int registered_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string planner_ ABSL_GUARDED_BY(mu_);
+  PlannerParams params_ ABSL_GUARDED_BY(mu_);
+  uint64_t planner_version_ ABSL_GUARDED_BY(mu_) = 1;
+  std::unique_ptr<PlanRounds> rounds_ ABSL_GUARDED_BY(mu_);
+  int nodes_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace taot::server

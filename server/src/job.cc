@@ -1,0 +1,126 @@
+#include "taot/server/job.h"
+
+#include <map>
+
+#include "absl/strings/str_cat.h"
+
+namespace taot::server {
+
+absl::StatusOr<std::unique_ptr<Job>> Job::Create(JobConfig config) {
+  if (config.job_id.empty()) return absl::InvalidArgumentError("job_id: must not be empty");
+  if (config.world_size <= 0 || config.world_size > 65536) {
+    return absl::InvalidArgumentError(absl::StrCat("world_size: must be in [1, 65536], got ", config.world_size));
+  }
+  if (config.experts <= 0 || config.experts % config.world_size != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("experts: must be a positive multiple of world_size (",
+                                                   config.world_size, "), got ", config.experts));
+  }
+  if (config.node_of_rank && static_cast<int>(config.node_of_rank->size()) != config.world_size) {
+    return absl::InvalidArgumentError(absl::StrCat("node_of_rank: must have world_size = ", config.world_size,
+                                                   " entries, got ", config.node_of_rank->size()));
+  }
+  // The planner and its parameters are checked now, not at the first round.
+  if (auto planner = PlannerRegistry::BuiltIn().Create(config.planner, config.params); !planner.ok()) {
+    return planner.status();
+  }
+  std::unique_ptr<Job> job(new Job(config));
+  absl::MutexLock lock(&job->mu_);
+  job->ranks_.resize(static_cast<size_t>(config.world_size));
+  job->planner_ = config.planner;
+  job->params_ = config.params;
+  if (config.node_of_rank) {
+    if (absl::Status s = job->Start(*config.node_of_rank); !s.ok()) return s;
+  }
+  return job;
+}
+
+absl::Status Job::Start(std::vector<int> node_of_rank) {
+  absl::StatusOr<Topology> topology = Topology::FromNodes(std::move(node_of_rank), config_.inter_node_cost);
+  if (!topology.ok()) return topology.status();
+  RoundsConfig rc;
+  rc.topology = *topology;
+  rc.experts = config_.experts;
+  rc.slots_per_rank = config_.slots_per_rank;
+  rc.expert_bytes = config_.expert_bytes;
+  rc.round_timeout = config_.round_timeout;
+  absl::StatusOr<std::unique_ptr<PlanRounds>> rounds = PlanRounds::Create(rc, planner_, params_, planner_version_);
+  if (!rounds.ok()) return rounds.status();
+  nodes_ = rc.topology.nodes();
+  rounds_ = *std::move(rounds);
+  return absl::OkStatus();
+}
+
+absl::Status Job::Register(const RankInfo& info) {
+  if (info.job_id != config_.job_id) {
+    return absl::NotFoundError(absl::StrCat("job_id: unknown job '", info.job_id, "' (this daemon serves '",
+                                            config_.job_id, "')"));
+  }
+  if (info.world_size != config_.world_size) {
+    return absl::FailedPreconditionError(absl::StrCat("world_size: rank ", info.rank, " says ", info.world_size,
+                                                      ", the job has ", config_.world_size));
+  }
+  if (info.rank < 0 || info.rank >= config_.world_size) {
+    return absl::InvalidArgumentError(absl::StrCat("rank: must be in [0, ", config_.world_size, "), got ", info.rank));
+  }
+  if (info.node.empty()) return absl::InvalidArgumentError("node: must name the rank's host or node");
+  absl::MutexLock lock(&mu_);
+  std::optional<RankInfo>& slot = ranks_[info.rank];
+  if (slot) {
+    if (slot->node != info.node || slot->local_rank != info.local_rank || slot->device != info.device) {
+      return absl::FailedPreconditionError(absl::StrCat("rank ", info.rank, " is already registered from node '",
+                                                        slot->node, "' (local rank ", slot->local_rank,
+                                                        "); a second rank cannot claim it"));
+    }
+    return absl::OkStatus();
+  }
+  slot = info;
+  ++registered_;
+  if (registered_ < config_.world_size || rounds_) return absl::OkStatus();
+  // Everyone is in: nodes numbered in order of their lowest rank.
+  std::map<std::string, int> node_ids;
+  std::vector<int> node_of_rank;
+  for (const std::optional<RankInfo>& r : ranks_) {
+    auto [it, added] = node_ids.emplace(r->node, static_cast<int>(node_ids.size()));
+    node_of_rank.push_back(it->second);
+  }
+  return Start(std::move(node_of_rank));
+}
+
+absl::StatusOr<PlanRounds*> Job::Rounds() {
+  absl::MutexLock lock(&mu_);
+  if (!rounds_) {
+    return absl::FailedPreconditionError(absl::StrCat("job ", config_.job_id, " is waiting for its ranks: ", registered_,
+                                                      " of ", config_.world_size, " registered"));
+  }
+  return rounds_.get();
+}
+
+absl::Status Job::SetPlanner(const std::string& name, const PlannerParams& params) {
+  absl::MutexLock lock(&mu_);
+  if (rounds_) {
+    if (absl::Status s = rounds_->SetPlanner(name, params); !s.ok()) return s;
+    planner_version_ = rounds_->planner().second;
+  } else {
+    if (auto planner = PlannerRegistry::BuiltIn().Create(name, params); !planner.ok()) return planner.status();
+    ++planner_version_;
+  }
+  planner_ = name;
+  params_ = params;
+  return absl::OkStatus();
+}
+
+JobStatus Job::Status() const {
+  absl::MutexLock lock(&mu_);
+  JobStatus s;
+  s.job_id = config_.job_id;
+  s.world_size = config_.world_size;
+  s.registered = registered_;
+  s.nodes = nodes_;
+  s.planner = planner_;
+  s.planner_version = planner_version_;
+  s.params = params_;
+  if (rounds_) s.recent = rounds_->RecentPlans(16);
+  return s;
+}
+
+}  // namespace taot::server
