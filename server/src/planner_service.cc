@@ -4,6 +4,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "taot/planner/case_json.h"
+#include "taot/planner/plan_hash.h"
+#include "taot/planner/run_planner.h"
 
 namespace taot::server {
 namespace {
@@ -22,15 +25,15 @@ grpc::Status ToGrpc(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
-void ToProto(const RoundPlan& plan, taot::v1::Plan& out) {
+void ToProto(const RoundPlan& plan, taot::v1::Plan& out, bool with_lists) {
   out.set_step(plan.key.step);
   out.set_layer(plan.key.layer);
-  for (const Replica& r : plan.plan.replicas) {
+  for (const Replica& r : with_lists ? plan.plan.replicas : std::vector<Replica>{}) {
     taot::v1::Replica* m = out.add_replicas();
     m->set_expert(r.expert);
     m->set_rank(r.rank);
   }
-  for (const Assignment& a : plan.plan.assignments) {
+  for (const Assignment& a : with_lists ? plan.plan.assignments : std::vector<Assignment>{}) {
     taot::v1::Assignment* m = out.add_assignments();
     m->set_source(a.source);
     m->set_expert(a.expert);
@@ -56,20 +59,33 @@ void ToProto(const RoundPlan& plan, taot::v1::Plan& out) {
   stats->set_tokens_inter_node(s.tokens_inter_node);
 }
 
-grpc::Status PlannerService::CheckJob(const std::string& job_id) const {
-  if (job_id == job_id_) return grpc::Status::OK;
-  return grpc::Status(grpc::StatusCode::NOT_FOUND,
-                      absl::StrCat("job_id: unknown job '", job_id, "' (this daemon serves '", job_id_, "')"));
+absl::StatusOr<PlanRounds*> PlannerService::RoundsFor(const std::string& job_id) {
+  if (job_id != job_.id()) {
+    return absl::NotFoundError(absl::StrCat("job_id: unknown job '", job_id, "' (this daemon serves '", job_.id(), "')"));
+  }
+  return job_.Rounds();
+}
+
+grpc::Status PlannerService::RegisterRank(grpc::ServerContext*, const taot::v1::RegisterRankRequest* request,
+                                          taot::v1::RegisterRankResponse* response) {
+  RankInfo info{request->job_id(), request->rank(), request->world_size(), request->node(), request->local_rank(),
+                request->device()};
+  if (absl::Status s = job_.Register(info); !s.ok()) return ToGrpc(s);
+  const JobStatus status = job_.Status();
+  response->set_registered(status.registered);
+  response->set_ready(status.nodes > 0);
+  return grpc::Status::OK;
 }
 
 grpc::Status PlannerService::ReportLoad(grpc::ServerContext* context, const taot::v1::ReportLoadRequest* request,
                                         taot::v1::Plan* response) {
-  if (grpc::Status s = CheckJob(request->job_id()); !s.ok()) return s;
+  absl::StatusOr<PlanRounds*> rounds = RoundsFor(request->job_id());
+  if (!rounds.ok()) return ToGrpc(rounds.status());
   const auto& counts = request->counts();
   absl::StatusOr<std::shared_ptr<const RoundPlan>> plan =
-      rounds_.ReportRow({request->step(), request->layer()}, request->rank(),
-                        std::span<const int64_t>(counts.data(), static_cast<size_t>(counts.size())),
-                        CallDeadline(*context));
+      (*rounds)->ReportRow({request->step(), request->layer()}, request->rank(),
+                           std::span<const int64_t>(counts.data(), static_cast<size_t>(counts.size())),
+                           CallDeadline(*context));
   if (!plan.ok()) return ToGrpc(plan.status());
   ToProto(**plan, *response);
   return grpc::Status::OK;
@@ -77,7 +93,8 @@ grpc::Status PlannerService::ReportLoad(grpc::ServerContext* context, const taot
 
 grpc::Status PlannerService::ReportMatrix(grpc::ServerContext*, const taot::v1::ReportMatrixRequest* request,
                                           taot::v1::Plan* response) {
-  if (grpc::Status s = CheckJob(request->job_id()); !s.ok()) return s;
+  absl::StatusOr<PlanRounds*> rounds = RoundsFor(request->job_id());
+  if (!rounds.ok()) return ToGrpc(rounds.status());
   const int64_t ranks = request->ranks(), experts = request->experts();
   if (ranks <= 0 || experts <= 0 || ranks * experts != request->counts_size()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
@@ -88,9 +105,54 @@ grpc::Status PlannerService::ReportMatrix(grpc::ServerContext*, const taot::v1::
   for (int s = 0; s < ranks; ++s) {
     for (int e = 0; e < experts; ++e) load.at(s, e) = request->counts(static_cast<int>(s * experts + e));
   }
-  absl::StatusOr<std::shared_ptr<const RoundPlan>> plan = rounds_.ReportMatrix({request->step(), request->layer()}, load);
+  absl::StatusOr<std::shared_ptr<const RoundPlan>> plan =
+      (*rounds)->ReportMatrix({request->step(), request->layer()}, load);
   if (!plan.ok()) return ToGrpc(plan.status());
   ToProto(**plan, *response);
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::GetStatus(grpc::ServerContext*, const taot::v1::StatusRequest*,
+                                     taot::v1::StatusResponse* response) {
+  const JobStatus s = job_.Status();
+  response->set_job_id(s.job_id);
+  response->set_world_size(s.world_size);
+  response->set_registered(s.registered);
+  response->set_nodes(s.nodes);
+  response->set_planner(s.planner);
+  response->set_planner_version(s.planner_version);
+  for (const auto& [k, v] : s.params) (*response->mutable_planner_params())[k] = v;
+  for (const auto& plan : s.recent) ToProto(*plan, *response->add_recent_plans(), false);
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::SetPlanner(grpc::ServerContext*, const taot::v1::SetPlannerRequest* request,
+                                      taot::v1::SetPlannerResponse* response) {
+  const PlannerParams params(request->params().begin(), request->params().end());
+  if (absl::Status s = job_.SetPlanner(request->planner(), params); !s.ok()) return ToGrpc(s);
+  response->set_planner_version(job_.Status().planner_version);
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::PlanCase(grpc::ServerContext*, const taot::v1::PlanCaseRequest* request,
+                                    taot::v1::Plan* response) {
+  absl::StatusOr<PlanRequest> parsed = ParseCase(request->case_json());
+  if (!parsed.ok()) return ToGrpc(absl::Status(parsed.status().code(), absl::StrCat("case_json: ", parsed.status().message())));
+  const JobStatus status = job_.Status();
+  const std::string name = request->planner().empty() ? status.planner : request->planner();
+  const PlannerParams params = request->planner().empty()
+                                   ? status.params
+                                   : PlannerParams(request->params().begin(), request->params().end());
+  absl::StatusOr<std::unique_ptr<Planner>> planner = PlannerRegistry::BuiltIn().Create(name, params);
+  if (!planner.ok()) return ToGrpc(planner.status());
+  absl::StatusOr<ScoredPlan> scored = RunPlanner(**planner, *parsed);
+  if (!scored.ok()) return ToGrpc(scored.status());
+  RoundPlan result;
+  result.plan = std::move(scored->plan);
+  result.score = scored->score;
+  result.hash = PlanHash(result.plan);
+  result.planner = name;
+  ToProto(result, *response);
   return grpc::Status::OK;
 }
 

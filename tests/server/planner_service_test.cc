@@ -21,22 +21,27 @@ class PlannerServiceTest : public ::testing::Test {
     o.ranks_per_node = 4;
     o.imbalance = 0.6;
     request_ = sim::GenerateCase(o)->request;
-    RoundsConfig config;
-    config.topology = request_.topology;
+    JobConfig config;
+    config.job_id = "job-1";
+    config.world_size = 8;
     config.experts = request_.experts;
     config.slots_per_rank = request_.slots_per_rank;
     config.expert_bytes = request_.expert_bytes;
+    config.node_of_rank = request_.topology.node_of_rank();
     config.round_timeout = absl::Milliseconds(200);
-    rounds_ = *PlanRounds::Create(config, "taot");
-    service_ = std::make_unique<PlannerService>("job-1", *rounds_);
+    job_ = *Job::Create(config);
+    planner_service_ = std::make_unique<PlannerService>(*job_);
+    admin_service_ = std::make_unique<AdminService>(*job_);
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(service_.get());
+    builder.RegisterService(planner_service_.get());
+    builder.RegisterService(admin_service_.get());
     server_ = builder.BuildAndStart();
     ASSERT_NE(server_, nullptr);
-    stub_ = taot::v1::Planner::NewStub(
-        grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+    auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials());
+    stub_ = taot::v1::Planner::NewStub(channel);
+    admin_ = taot::v1::Admin::NewStub(channel);
   }
   void TearDown() override { server_->Shutdown(); }
 
@@ -58,10 +63,12 @@ class PlannerServiceTest : public ::testing::Test {
   }
 
   PlanRequest request_;
-  std::unique_ptr<PlanRounds> rounds_;
-  std::unique_ptr<PlannerService> service_;
+  std::unique_ptr<Job> job_;
+  std::unique_ptr<PlannerService> planner_service_;
+  std::unique_ptr<AdminService> admin_service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<taot::v1::Planner::Stub> stub_;
+  std::unique_ptr<taot::v1::Admin::Stub> admin_;
 };
 
 TEST_F(PlannerServiceTest, EveryRankGetsTheSamePlanVersionAndHash) {
@@ -155,6 +162,103 @@ TEST_F(PlannerServiceTest, TheWholeMatrixPlansInOneCall) {
   taot::v1::Plan row_plan;
   ASSERT_TRUE(Call(Row(5, 4, 1), row_plan).ok());
   EXPECT_EQ(row_plan.hash(), plan.hash());
+}
+
+TEST_F(PlannerServiceTest, AdminShowsStatusSwapsThePlannerAndPlansACase) {
+  taot::v1::Plan plan;
+  taot::v1::SetPlannerRequest set;
+  set.set_planner("magic");
+  taot::v1::SetPlannerResponse set_response;
+  {
+    grpc::ClientContext context;
+    const grpc::Status s = admin_->SetPlanner(&context, set, &set_response);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND) << s.error_message();
+    EXPECT_NE(s.error_message().find("magic"), std::string::npos);
+  }
+  set.set_planner("echo");
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(admin_->SetPlanner(&context, set, &set_response).ok());
+    EXPECT_EQ(set_response.planner_version(), 2u);
+  }
+  taot::v1::StatusResponse status;
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(admin_->GetStatus(&context, taot::v1::StatusRequest(), &status).ok());
+  }
+  EXPECT_EQ(status.job_id(), "job-1");
+  EXPECT_EQ(status.world_size(), 8);
+  EXPECT_EQ(status.nodes(), 2);
+  EXPECT_EQ(status.planner(), "echo");
+  // A dry run of a CASE with another planner; the job keeps echo.
+  taot::v1::PlanCaseRequest dry;
+  dry.set_case_json(R"({"topology": {"ranks": 2, "ranks_per_node": 2}, "experts": 2, "slots_per_rank": 1,
+                       "load": [[90, 10], [80, 10]]})");
+  dry.set_planner("taot");
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(admin_->PlanCase(&context, dry, &plan).ok());
+  }
+  EXPECT_EQ(plan.planner(), "taot");
+  EXPECT_EQ(plan.replicas_size(), 1);
+  dry.set_case_json("{\"topology\": 3}");
+  {
+    grpc::ClientContext context;
+    const grpc::Status s = admin_->PlanCase(&context, dry, &plan);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(s.error_message().find("case_json: "), std::string::npos) << s.error_message();
+  }
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(admin_->GetStatus(&context, taot::v1::StatusRequest(), &status).ok());
+    EXPECT_EQ(status.planner(), "echo");
+  }
+}
+
+// A job that learns its topology from registrations.
+TEST(RegistrationTest, RanksRegisterOverGrpcAndConflictsAreRefused) {
+  JobConfig config;
+  config.job_id = "job-r";
+  config.world_size = 2;
+  config.experts = 4;
+  std::unique_ptr<Job> job = *Job::Create(config);
+  PlannerService service(*job);
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  auto stub = taot::v1::Planner::NewStub(
+      grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+  auto reg = [&](int rank, const std::string& node, int world, taot::v1::RegisterRankResponse& out) {
+    taot::v1::RegisterRankRequest r;
+    r.set_job_id("job-r");
+    r.set_rank(rank);
+    r.set_world_size(world);
+    r.set_node(node);
+    grpc::ClientContext context;
+    return stub->RegisterRank(&context, r, &out);
+  };
+  taot::v1::RegisterRankResponse out;
+  ASSERT_TRUE(reg(0, "a", 2, out).ok());
+  EXPECT_FALSE(out.ready());
+  // Planning before everyone registered says so.
+  taot::v1::ReportLoadRequest load;
+  load.set_job_id("job-r");
+  for (int e = 0; e < 4; ++e) load.add_counts(1);
+  taot::v1::Plan plan;
+  {
+    grpc::ClientContext context;
+    const grpc::Status s = stub->ReportLoad(&context, load, &plan);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_NE(s.error_message().find("1 of 2 registered"), std::string::npos) << s.error_message();
+  }
+  EXPECT_EQ(reg(0, "b", 2, out).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(reg(1, "b", 3, out).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  ASSERT_TRUE(reg(1, "b", 2, out).ok());
+  EXPECT_TRUE(out.ready());
+  EXPECT_EQ(out.registered(), 2);
+  server->Shutdown();
 }
 
 }  // namespace

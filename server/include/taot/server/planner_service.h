@@ -1,38 +1,56 @@
-// The taot.v1.Planner gRPC service: the remote planning mode over PlanRounds. Turns requests
-// into rounds' rows and PlanRounds' results into Plan messages; absl errors become gRPC
-// statuses with the same code and message, so bad input reads the same on either side.
+// The gRPC services of taot-planner: taot.v1.Planner (ranks register and plan) and taot.v1.Admin
+// (status, planner swaps, dry runs). They turn requests into Job calls and results into
+// messages; absl errors become gRPC statuses with the same code and message, so bad input reads
+// the same on either side.
 #pragma once
 
 #include <string>
 
 #include <grpcpp/grpcpp.h>
 
-#include "taot/server/plan_rounds.h"
+#include "taot/server/job.h"
 #include "taot/v1/planner.grpc.pb.h"
 
 namespace taot::server {
 
 class PlannerService final : public taot::v1::Planner::Service {
  public:
-  // Serves one job: requests naming another job are NOT_FOUND.
-  PlannerService(std::string job_id, PlanRounds& rounds) : job_id_(std::move(job_id)), rounds_(rounds) {}
+  explicit PlannerService(Job& job) : job_(job) {}
 
+  grpc::Status RegisterRank(grpc::ServerContext* context, const taot::v1::RegisterRankRequest* request,
+                            taot::v1::RegisterRankResponse* response) override;
   grpc::Status ReportLoad(grpc::ServerContext* context, const taot::v1::ReportLoadRequest* request,
                           taot::v1::Plan* response) override;
   grpc::Status ReportMatrix(grpc::ServerContext* context, const taot::v1::ReportMatrixRequest* request,
                             taot::v1::Plan* response) override;
 
  private:
-  grpc::Status CheckJob(const std::string& job_id) const;
+  // The job's rounds for a request naming `job_id`: NOT_FOUND for another job,
+  // FAILED_PRECONDITION while ranks are still registering.
+  absl::StatusOr<PlanRounds*> RoundsFor(const std::string& job_id);
 
-  const std::string job_id_;
-  PlanRounds& rounds_;
+  Job& job_;
+};
+
+class AdminService final : public taot::v1::Admin::Service {
+ public:
+  explicit AdminService(Job& job) : job_(job) {}
+
+  grpc::Status GetStatus(grpc::ServerContext* context, const taot::v1::StatusRequest* request,
+                         taot::v1::StatusResponse* response) override;
+  grpc::Status SetPlanner(grpc::ServerContext* context, const taot::v1::SetPlannerRequest* request,
+                          taot::v1::SetPlannerResponse* response) override;
+  grpc::Status PlanCase(grpc::ServerContext* context, const taot::v1::PlanCaseRequest* request,
+                        taot::v1::Plan* response) override;
+
+ private:
+  Job& job_;
 };
 
 // The gRPC status for an absl one: same code, same message.
 grpc::Status ToGrpc(const absl::Status& status);
 
-// A round's result as the wire message.
-void ToProto(const RoundPlan& plan, taot::v1::Plan& out);
+// A round's result as the wire message; `with_lists` false leaves out replicas and assignments.
+void ToProto(const RoundPlan& plan, taot::v1::Plan& out, bool with_lists = true);
 
 }  // namespace taot::server
