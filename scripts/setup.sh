@@ -12,8 +12,8 @@ packages=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
-  # independent oracles and plots, for Debian's /usr/bin/python3
-  python3 python3-numpy python3-scipy python3-pot python3-matplotlib
+  # independent oracles and plots, for Debian's /usr/bin/python3; an independent gRPC client
+  python3 python3-numpy python3-scipy python3-pot python3-matplotlib python3-grpcio python3-protobuf
 )
 
 missing=()

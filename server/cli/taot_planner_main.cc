@@ -1,0 +1,148 @@
+// taot-planner: the per-job planner daemon. Ranks register and report their loads
+// (taot.v1.Planner); operators watch and steer it (taot.v1.Admin, taotctl); Kubernetes probes
+// it (grpc.health.v1). SIGTERM: NOT_SERVING, in-flight calls finish, exit within the grace
+// period.
+#include <pthread.h>
+#include <signal.h>
+
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "taot/server/job.h"
+#include "taot/server/log.h"
+#include "taot/server/planner_service.h"
+
+namespace taot::server {
+namespace {
+
+struct Args {
+  JobConfig job;
+  std::vector<std::string> params;
+  int ranks_per_node = 0;
+  std::string listen = "127.0.0.1:50051";
+  int round_timeout_ms = 100;
+  int max_message_mb = 64;
+  int grace_s = 10;
+  std::string log_level = "info";
+};
+
+absl::Status Configure(Args& a) {
+  for (const std::string& item : a.params) {
+    std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    if (kv.size() != 2 || kv[0].empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("--param: must be key=value, got '", item, "'"));
+    }
+    a.job.params[kv[0]] = kv[1];
+  }
+  if (a.ranks_per_node < 0) return absl::InvalidArgumentError("--ranks-per-node: must be >= 1");
+  if (a.ranks_per_node > 0) {
+    std::vector<int> nodes;
+    for (int r = 0; r < a.job.world_size; ++r) nodes.push_back(r / a.ranks_per_node);
+    a.job.node_of_rank = nodes;
+  }
+  if (a.round_timeout_ms <= 0) return absl::InvalidArgumentError("--round-timeout-ms: must be >= 1");
+  a.job.round_timeout = absl::Milliseconds(a.round_timeout_ms);
+  if (a.max_message_mb <= 0 || a.max_message_mb > 2047) {
+    return absl::InvalidArgumentError("--max-message-mb: must be in [1, 2047]");
+  }
+  if (a.grace_s < 0) return absl::InvalidArgumentError("--grace-s: must be >= 0");
+  LogLevel level;
+  if (!ParseLogLevel(a.log_level, level)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--log-level: must be debug, info, warning or error, got '", a.log_level, "'"));
+  }
+  SetLogLevel(level);
+  return absl::OkStatus();
+}
+
+// Waits for SIGTERM or SIGINT on its own thread (they are blocked everywhere else), then
+// reports NOT_SERVING and shuts the server down with the grace period.
+void AwaitTermination(grpc::Server& server, int grace_s, sigset_t signals) {
+  int signal = 0;
+  sigwait(&signals, &signal);
+  Log(LogLevel::kInfo, "shutting down", {{"signal", signal == SIGTERM ? "SIGTERM" : "SIGINT"},
+                                        {"grace_s", std::to_string(grace_s)}});
+  server.GetHealthCheckService()->SetServingStatus(false);
+  server.Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(grace_s));
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"taot-planner: the per-job expert replica planner daemon (gRPC, taot.v1)"};
+  Args a;
+  app.add_option("--job-id", a.job.job_id, "The training job this daemon serves")->required();
+  app.add_option("--world-size", a.job.world_size, "Expert-parallel ranks R")->required();
+  app.add_option("--experts", a.job.experts, "Experts per MoE layer (a multiple of R)")->required();
+  app.add_option("--slots", a.job.slots_per_rank, "Guest slots per rank, K")->capture_default_str();
+  app.add_option("--expert-bytes", a.job.expert_bytes, "Bytes of one expert's weights (for the figures)");
+  app.add_option("--ranks-per-node", a.ranks_per_node,
+                 "Ranks per node (rank r on node r / G); default: grouped by the node names ranks register with");
+  app.add_option("--inter-node-cost", a.job.inter_node_cost, "λ, the cost of a cross-node transfer")->capture_default_str();
+  app.add_option("--planner", a.job.planner, "Planner (taot planners lists them)")->capture_default_str();
+  app.add_option("--param", a.params, "Planner parameter key=value (repeatable)");
+  app.add_option("--listen", a.listen, "Address to serve on (port 0: any free port)")->capture_default_str();
+  app.add_option("--round-timeout-ms", a.round_timeout_ms, "How long a round waits for its last row")->capture_default_str();
+  app.add_option("--max-message-mb", a.max_message_mb, "Largest request or response")->capture_default_str();
+  app.add_option("--grace-s", a.grace_s, "Seconds in-flight calls get after SIGTERM")->capture_default_str();
+  app.add_option("--log-level", a.log_level, "debug, info, warning or error")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::cerr << "taot-planner: error: " << e.what() << " (see taot-planner --help)\n";
+    return 2;
+  }
+  absl::Status configured = Configure(a);
+  absl::StatusOr<std::unique_ptr<Job>> job =
+      configured.ok() ? Job::Create(a.job) : absl::StatusOr<std::unique_ptr<Job>>(configured);
+  if (!job.ok()) {
+    std::cerr << "taot-planner: error: " << job.status().message() << "\n";
+    return 2;
+  }
+  // Block the termination signals before gRPC starts its threads, so only sigwait sees them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  PlannerService planner(**job);
+  AdminService admin(**job);
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(a.listen, grpc::InsecureServerCredentials(), &port);
+  builder.SetMaxReceiveMessageSize(a.max_message_mb << 20);
+  builder.SetMaxSendMessageSize(a.max_message_mb << 20);
+  builder.RegisterService(&planner);
+  builder.RegisterService(&admin);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || port == 0) {
+    Log(LogLevel::kError, "cannot listen", {{"address", a.listen}});
+    return 1;
+  }
+  const std::string host = a.listen.substr(0, a.listen.rfind(':'));
+  Log(LogLevel::kInfo, "listening",
+      {{"address", absl::StrCat(host, ":", port)}, {"job", a.job.job_id}, {"world_size", std::to_string(a.job.world_size)},
+       {"experts", std::to_string(a.job.experts)}, {"planner", a.job.planner}});
+  std::thread terminator(AwaitTermination, std::ref(*server), a.grace_s, signals);
+  server->Wait();
+  terminator.join();
+  Log(LogLevel::kInfo, "stopped");
+  return 0;
+}
+
+}  // namespace
+}  // namespace taot::server
+
+int main(int argc, char** argv) { return taot::server::Main(argc, argv); }

@@ -1,0 +1,136 @@
+// taotctl: talk to a running taot-planner (taot.v1.Admin): its status, swapping its planner,
+// planning a CASE through it.
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "taot/v1/planner.grpc.pb.h"
+
+namespace taot::ctl {
+namespace {
+
+struct Common {
+  std::string address = "127.0.0.1:50051";
+  int timeout_s = 10;
+};
+
+// What a failed command prints and returns.
+int Fail(const std::string& what) {
+  std::cerr << "taotctl: error: " << what << "\n";
+  return 1;
+}
+
+int FailRpc(const grpc::Status& s, const Common& c) {
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    return Fail(absl::StrCat("no taot-planner at ", c.address, " (", s.error_message(), ")"));
+  }
+  return Fail(s.error_message());
+}
+
+std::unique_ptr<taot::v1::Admin::Stub> Connect(const Common& c) {
+  return taot::v1::Admin::NewStub(grpc::CreateChannel(c.address, grpc::InsecureChannelCredentials()));
+}
+
+void SetDeadline(grpc::ClientContext& context, const Common& c) {
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(c.timeout_s));
+}
+
+void PrintPlanLine(const taot::v1::Plan& p) {
+  std::cout << absl::StrFormat("  step %-6d layer %-4d %-10s v%-3d imbalance %6.1f%% -> %5.1f%%  transfers %d intra %d inter%s\n",
+                               p.step(), p.layer(), p.planner(), p.version(), p.stats().imbalance_before_pct(),
+                               p.stats().imbalance_after_pct(), p.stats().intra_node_transfers(),
+                               p.stats().inter_node_transfers(),
+                               p.fallback() ? absl::StrCat("  FALLBACK: ", p.fallback_reason()) : "");
+}
+
+int Status(const Common& c) {
+  taot::v1::StatusResponse s;
+  grpc::ClientContext context;
+  SetDeadline(context, c);
+  if (grpc::Status st = Connect(c)->GetStatus(&context, taot::v1::StatusRequest(), &s); !st.ok()) return FailRpc(st, c);
+  std::cout << "job " << s.job_id() << ": " << s.registered() << " of " << s.world_size() << " ranks registered, "
+            << (s.nodes() > 0 ? absl::StrCat(s.nodes(), " nodes") : "topology not known yet") << "\n";
+  std::cout << "planner " << s.planner() << " (version " << s.planner_version() << ")";
+  for (const auto& [k, v] : s.planner_params()) std::cout << " " << k << "=" << v;
+  std::cout << "\n";
+  if (s.recent_plans_size() == 0) std::cout << "no plans yet\n";
+  for (const taot::v1::Plan& p : s.recent_plans()) PrintPlanLine(p);
+  return 0;
+}
+
+int SetPlanner(const Common& c, const std::string& name, const std::vector<std::string>& params) {
+  taot::v1::SetPlannerRequest request;
+  request.set_planner(name);
+  for (const std::string& item : params) {
+    std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    if (kv.size() != 2 || kv[0].empty()) return Fail(absl::StrCat("--param: must be key=value, got '", item, "'"));
+    (*request.mutable_params())[kv[0]] = kv[1];
+  }
+  taot::v1::SetPlannerResponse response;
+  grpc::ClientContext context;
+  SetDeadline(context, c);
+  if (grpc::Status st = Connect(c)->SetPlanner(&context, request, &response); !st.ok()) return FailRpc(st, c);
+  std::cout << "planner " << name << " (version " << response.planner_version() << ") plans the next round\n";
+  return 0;
+}
+
+int Plan(const Common& c, const std::string& path, const std::string& planner) {
+  std::ifstream file(path);
+  if (!file) return Fail(absl::StrCat(path, ": cannot open the CASE file"));
+  std::stringstream text;
+  text << file.rdbuf();
+  taot::v1::PlanCaseRequest request;
+  request.set_case_json(text.str());
+  request.set_planner(planner);
+  taot::v1::Plan plan;
+  grpc::ClientContext context;
+  SetDeadline(context, c);
+  if (grpc::Status st = Connect(c)->PlanCase(&context, request, &plan); !st.ok()) return FailRpc(st, c);
+  std::cout << absl::StrFormat("%s: %d replicas, %d assignments, hash %016x\n", plan.planner(), plan.replicas_size(),
+                               plan.assignments_size(), plan.hash());
+  PrintPlanLine(plan);
+  for (const taot::v1::Replica& r : plan.replicas()) std::cout << "  replica expert " << r.expert() << " on rank " << r.rank() << "\n";
+  return 0;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"taotctl: inspect and steer a running taot-planner"};
+  app.require_subcommand(1);
+  Common c;
+  app.add_option("--address", c.address, "The daemon's address")->capture_default_str();
+  app.add_option("--timeout-s", c.timeout_s, "Deadline of each call")->capture_default_str();
+  int rc = 0;
+  app.add_subcommand("status", "Ranks, planner and the latest plans")->callback([&] { rc = Status(c); });
+  std::string planner;
+  std::vector<std::string> params;
+  CLI::App* set = app.add_subcommand("set-planner", "Swap the planner (the next round uses it)");
+  set->add_option("name", planner, "Planner name")->required();
+  set->add_option("--param", params, "Planner parameter key=value (repeatable)");
+  set->callback([&] { rc = SetPlanner(c, planner, params); });
+  std::string case_path, case_planner;
+  CLI::App* plan = app.add_subcommand("plan", "Plan a CASE file through the daemon (a dry run)");
+  plan->add_option("case", case_path, "CASE file (docs/formats.md)")->required();
+  plan->add_option("--planner", case_planner, "Planner to use (default: the daemon's)");
+  plan->callback([&] { rc = Plan(c, case_path, case_planner); });
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::cerr << "taotctl: error: " << e.what() << " (see taotctl --help)\n";
+    return 2;
+  }
+  return rc;
+}
+
+}  // namespace
+}  // namespace taot::ctl
+
+int main(int argc, char** argv) { return taot::ctl::Main(argc, argv); }
