@@ -9,7 +9,9 @@ packages=(
   # core library and command line
   libabsl-dev nlohmann-json3-dev libcli11-dev
   # the planner daemon: gRPC and protobuf
-  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc prometheus-cpp-dev
+  # promtool, which lints the daemon's /metrics in the tests
+  prometheus
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # independent oracles and plots, for Debian's /usr/bin/python3; an independent gRPC client

@@ -15,11 +15,14 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <prometheus/exposer.h>
+#include <prometheus/registry.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "taot/server/job.h"
 #include "taot/server/log.h"
+#include "taot/server/metrics.h"
 #include "taot/server/planner_service.h"
 
 namespace taot::server {
@@ -30,6 +33,7 @@ struct Args {
   std::vector<std::string> params;
   int ranks_per_node = 0;
   std::string listen = "127.0.0.1:50051";
+  std::string metrics_listen = "127.0.0.1:9464";
   int round_timeout_ms = 100;
   int max_message_mb = 64;
   int grace_s = 10;
@@ -90,6 +94,8 @@ int Main(int argc, char** argv) {
   app.add_option("--planner", a.job.planner, "Planner (taot planners lists them)")->capture_default_str();
   app.add_option("--param", a.params, "Planner parameter key=value (repeatable)");
   app.add_option("--listen", a.listen, "Address to serve on (port 0: any free port)")->capture_default_str();
+  app.add_option("--metrics-listen", a.metrics_listen, "Address of /metrics for Prometheus (empty: none)")
+      ->capture_default_str();
   app.add_option("--round-timeout-ms", a.round_timeout_ms, "How long a round waits for its last row")->capture_default_str();
   app.add_option("--max-message-mb", a.max_message_mb, "Largest request or response")->capture_default_str();
   app.add_option("--grace-s", a.grace_s, "Seconds in-flight calls get after SIGTERM")->capture_default_str();
@@ -102,6 +108,9 @@ int Main(int argc, char** argv) {
     return 2;
   }
   absl::Status configured = Configure(a);
+  auto registry = std::make_shared<prometheus::Registry>();
+  Metrics metrics(*registry);
+  a.job.observer = &metrics;
   absl::StatusOr<std::unique_ptr<Job>> job =
       configured.ok() ? Job::Create(a.job) : absl::StatusOr<std::unique_ptr<Job>>(configured);
   if (!job.ok()) {
@@ -115,6 +124,18 @@ int Main(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  std::unique_ptr<prometheus::Exposer> exposer;
+  if (!a.metrics_listen.empty()) {
+    try {
+      exposer = std::make_unique<prometheus::Exposer>(a.metrics_listen);
+    } catch (const std::exception& e) {
+      Log(LogLevel::kError, "cannot serve metrics", {{"address", a.metrics_listen}, {"error", e.what()}});
+      return 1;
+    }
+    exposer->RegisterCollectable(registry);
+    const std::string host = a.metrics_listen.substr(0, a.metrics_listen.rfind(':'));
+    Log(LogLevel::kInfo, "metrics", {{"address", absl::StrCat(host, ":", exposer->GetListeningPorts().at(0))}});
+  }
   PlannerService planner(**job);
   AdminService admin(**job);
   grpc::EnableDefaultHealthCheckService(true);

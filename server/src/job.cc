@@ -28,6 +28,7 @@ absl::StatusOr<std::unique_ptr<Job>> Job::Create(JobConfig config) {
   job->ranks_.resize(static_cast<size_t>(config.world_size));
   job->planner_ = config.planner;
   job->params_ = config.params;
+  if (config.observer != nullptr) config.observer->OnPlanner(config.planner, job->planner_version_);
   if (config.node_of_rank) {
     if (absl::Status s = job->Start(*config.node_of_rank); !s.ok()) return s;
   }
@@ -43,6 +44,7 @@ absl::Status Job::Start(std::vector<int> node_of_rank) {
   rc.slots_per_rank = config_.slots_per_rank;
   rc.expert_bytes = config_.expert_bytes;
   rc.round_timeout = config_.round_timeout;
+  if (config_.observer != nullptr) rc.on_plan = [observer = config_.observer](const RoundPlan& p) { observer->OnPlan(p); };
   absl::StatusOr<std::unique_ptr<PlanRounds>> rounds = PlanRounds::Create(rc, planner_, params_, planner_version_);
   if (!rounds.ok()) return rounds.status();
   nodes_ = rc.topology.nodes();
@@ -75,6 +77,7 @@ absl::Status Job::Register(const RankInfo& info) {
   }
   slot = info;
   ++registered_;
+  if (config_.observer != nullptr) config_.observer->OnRegistered(registered_);
   if (registered_ < config_.world_size || rounds_) return absl::OkStatus();
   // Everyone is in: nodes numbered in order of their lowest rank.
   std::map<std::string, int> node_ids;
@@ -106,6 +109,7 @@ absl::Status Job::SetPlanner(const std::string& name, const PlannerParams& param
   }
   planner_ = name;
   params_ = params;
+  if (config_.observer != nullptr) config_.observer->OnPlanner(name, planner_version_);
   return absl::OkStatus();
 }
 

@@ -128,6 +128,7 @@ std::shared_ptr<const RoundPlan> PlanRounds::Fallback(RoundKey key, const LoadMa
 }
 
 void PlanRounds::Publish(Round& round, std::shared_ptr<const RoundPlan> result) {
+  if (config_.on_plan) config_.on_plan(*result);
   round.result = result;
   round.state = State::kDone;
   recent_.insert(recent_.begin(), std::move(result));

@@ -20,6 +20,12 @@ absl::Time CallDeadline(const grpc::ServerContext& context) {
 
 }  // namespace
 
+// Counts an RPC's outcome with the job's observer and returns it as a gRPC status.
+grpc::Status Counted(const Job& job, std::string_view rpc, const absl::Status& status) {
+  if (JobObserver* observer = job.observer()) observer->OnRequest(rpc, status);
+  return ToGrpc(status);
+}
+
 grpc::Status ToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
@@ -66,39 +72,54 @@ absl::StatusOr<PlanRounds*> PlannerService::RoundsFor(const std::string& job_id)
   return job_.Rounds();
 }
 
-grpc::Status PlannerService::RegisterRank(grpc::ServerContext*, const taot::v1::RegisterRankRequest* request,
+grpc::Status PlannerService::RegisterRank(grpc::ServerContext* context, const taot::v1::RegisterRankRequest* request,
+                                          taot::v1::RegisterRankResponse* response) {
+  return Counted(job_, "RegisterRank", DoRegisterRank(context, request, response));
+}
+
+absl::Status PlannerService::DoRegisterRank(grpc::ServerContext*, const taot::v1::RegisterRankRequest* request,
                                           taot::v1::RegisterRankResponse* response) {
   RankInfo info{request->job_id(), request->rank(), request->world_size(), request->node(), request->local_rank(),
                 request->device()};
-  if (absl::Status s = job_.Register(info); !s.ok()) return ToGrpc(s);
+  if (absl::Status s = job_.Register(info); !s.ok()) return s;
   const JobStatus status = job_.Status();
   response->set_registered(status.registered);
   response->set_ready(status.nodes > 0);
-  return grpc::Status::OK;
+  return absl::OkStatus();
 }
 
 grpc::Status PlannerService::ReportLoad(grpc::ServerContext* context, const taot::v1::ReportLoadRequest* request,
                                         taot::v1::Plan* response) {
+  return Counted(job_, "ReportLoad", DoReportLoad(context, request, response));
+}
+
+absl::Status PlannerService::DoReportLoad(grpc::ServerContext* context, const taot::v1::ReportLoadRequest* request,
+                                        taot::v1::Plan* response) {
   absl::StatusOr<PlanRounds*> rounds = RoundsFor(request->job_id());
-  if (!rounds.ok()) return ToGrpc(rounds.status());
+  if (!rounds.ok()) return rounds.status();
   const auto& counts = request->counts();
   absl::StatusOr<std::shared_ptr<const RoundPlan>> plan =
       (*rounds)->ReportRow({request->step(), request->layer()}, request->rank(),
                            std::span<const int64_t>(counts.data(), static_cast<size_t>(counts.size())),
                            CallDeadline(*context));
-  if (!plan.ok()) return ToGrpc(plan.status());
+  if (!plan.ok()) return plan.status();
   ToProto(**plan, *response);
-  return grpc::Status::OK;
+  return absl::OkStatus();
 }
 
-grpc::Status PlannerService::ReportMatrix(grpc::ServerContext*, const taot::v1::ReportMatrixRequest* request,
+grpc::Status PlannerService::ReportMatrix(grpc::ServerContext* context, const taot::v1::ReportMatrixRequest* request,
+                                          taot::v1::Plan* response) {
+  return Counted(job_, "ReportMatrix", DoReportMatrix(context, request, response));
+}
+
+absl::Status PlannerService::DoReportMatrix(grpc::ServerContext*, const taot::v1::ReportMatrixRequest* request,
                                           taot::v1::Plan* response) {
   absl::StatusOr<PlanRounds*> rounds = RoundsFor(request->job_id());
-  if (!rounds.ok()) return ToGrpc(rounds.status());
+  if (!rounds.ok()) return rounds.status();
   const int64_t ranks = request->ranks(), experts = request->experts();
   if (ranks <= 0 || experts <= 0 || ranks * experts != request->counts_size()) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        absl::StrCat("counts: must hold ranks x experts = ", ranks, " x ", experts, " entries, got ",
+    return absl::InvalidArgumentError(
+        absl::StrCat("counts: must hold ranks x experts = ", ranks, " x ", experts, " entries, got ",
                                      request->counts_size()));
   }
   LoadMatrix load(static_cast<int>(ranks), static_cast<int>(experts));
@@ -107,12 +128,17 @@ grpc::Status PlannerService::ReportMatrix(grpc::ServerContext*, const taot::v1::
   }
   absl::StatusOr<std::shared_ptr<const RoundPlan>> plan =
       (*rounds)->ReportMatrix({request->step(), request->layer()}, load);
-  if (!plan.ok()) return ToGrpc(plan.status());
+  if (!plan.ok()) return plan.status();
   ToProto(**plan, *response);
-  return grpc::Status::OK;
+  return absl::OkStatus();
 }
 
-grpc::Status AdminService::GetStatus(grpc::ServerContext*, const taot::v1::StatusRequest*,
+grpc::Status AdminService::GetStatus(grpc::ServerContext* context, const taot::v1::StatusRequest* request,
+                                     taot::v1::StatusResponse* response) {
+  return Counted(job_, "GetStatus", DoGetStatus(context, request, response));
+}
+
+absl::Status AdminService::DoGetStatus(grpc::ServerContext*, const taot::v1::StatusRequest*,
                                      taot::v1::StatusResponse* response) {
   const JobStatus s = job_.Status();
   response->set_job_id(s.job_id);
@@ -123,37 +149,47 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const taot::v1::Statu
   response->set_planner_version(s.planner_version);
   for (const auto& [k, v] : s.params) (*response->mutable_planner_params())[k] = v;
   for (const auto& plan : s.recent) ToProto(*plan, *response->add_recent_plans(), false);
-  return grpc::Status::OK;
+  return absl::OkStatus();
 }
 
-grpc::Status AdminService::SetPlanner(grpc::ServerContext*, const taot::v1::SetPlannerRequest* request,
+grpc::Status AdminService::SetPlanner(grpc::ServerContext* context, const taot::v1::SetPlannerRequest* request,
+                                      taot::v1::SetPlannerResponse* response) {
+  return Counted(job_, "SetPlanner", DoSetPlanner(context, request, response));
+}
+
+absl::Status AdminService::DoSetPlanner(grpc::ServerContext*, const taot::v1::SetPlannerRequest* request,
                                       taot::v1::SetPlannerResponse* response) {
   const PlannerParams params(request->params().begin(), request->params().end());
-  if (absl::Status s = job_.SetPlanner(request->planner(), params); !s.ok()) return ToGrpc(s);
+  if (absl::Status s = job_.SetPlanner(request->planner(), params); !s.ok()) return s;
   response->set_planner_version(job_.Status().planner_version);
-  return grpc::Status::OK;
+  return absl::OkStatus();
 }
 
-grpc::Status AdminService::PlanCase(grpc::ServerContext*, const taot::v1::PlanCaseRequest* request,
+grpc::Status AdminService::PlanCase(grpc::ServerContext* context, const taot::v1::PlanCaseRequest* request,
+                                    taot::v1::Plan* response) {
+  return Counted(job_, "PlanCase", DoPlanCase(context, request, response));
+}
+
+absl::Status AdminService::DoPlanCase(grpc::ServerContext*, const taot::v1::PlanCaseRequest* request,
                                     taot::v1::Plan* response) {
   absl::StatusOr<PlanRequest> parsed = ParseCase(request->case_json());
-  if (!parsed.ok()) return ToGrpc(absl::Status(parsed.status().code(), absl::StrCat("case_json: ", parsed.status().message())));
+  if (!parsed.ok()) return absl::Status(parsed.status().code(), absl::StrCat("case_json: ", parsed.status().message()));
   const JobStatus status = job_.Status();
   const std::string name = request->planner().empty() ? status.planner : request->planner();
   const PlannerParams params = request->planner().empty()
                                    ? status.params
                                    : PlannerParams(request->params().begin(), request->params().end());
   absl::StatusOr<std::unique_ptr<Planner>> planner = PlannerRegistry::BuiltIn().Create(name, params);
-  if (!planner.ok()) return ToGrpc(planner.status());
+  if (!planner.ok()) return planner.status();
   absl::StatusOr<ScoredPlan> scored = RunPlanner(**planner, *parsed);
-  if (!scored.ok()) return ToGrpc(scored.status());
+  if (!scored.ok()) return scored.status();
   RoundPlan result;
   result.plan = std::move(scored->plan);
   result.score = scored->score;
   result.hash = PlanHash(result.plan);
   result.planner = name;
   ToProto(result, *response);
-  return grpc::Status::OK;
+  return absl::OkStatus();
 }
 
 }  // namespace taot::server

@@ -16,6 +16,7 @@ import tempfile
 import threading
 import time
 import unittest
+import urllib.request
 
 ROOT = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "."
 BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build"
@@ -50,16 +51,27 @@ def generate(out):
 
 
 class Daemon:
+    """taot-planner on free ports; `address` serves gRPC, `metrics` serves /metrics."""
+
     def __init__(self, *args):
-        self.proc = subprocess.Popen([DAEMON, "--listen", "127.0.0.1:0", *args],
+        self.proc = subprocess.Popen([DAEMON, "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", *args],
                                      stderr=subprocess.PIPE, text=True)
         self.log = []
-        line = self.proc.stderr.readline()
-        self.log.append(line)
-        match = re.search(r"address=(\S+)", line)
-        if not match:
-            raise AssertionError(f"taot-planner did not start: {line}{self.proc.stderr.read()}")
-        self.address = match.group(1)
+        self.address = self.metrics = None
+        while self.address is None:
+            line = self.proc.stderr.readline()
+            if not line:
+                raise AssertionError(f"taot-planner did not start: {''.join(self.log)}")
+            self.log.append(line)
+            match = re.search(r"msg=(listening|metrics) address=(\S+)", line)
+            if match and match.group(1) == "metrics":
+                self.metrics = match.group(2)
+            elif match:
+                self.address = match.group(2)
+
+    def scrape(self):
+        with urllib.request.urlopen(f"http://{self.metrics}/metrics", timeout=10) as response:
+            return response.read().decode()
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
@@ -140,6 +152,19 @@ class DaemonTest(unittest.TestCase):
                 stub.ReportLoad(self.pb.ReportLoadRequest(job_id="other", rank=0, counts=self.load[0]), timeout=5)
             self.assertEqual(err.exception.code(), self.grpc.StatusCode.NOT_FOUND)
             channel.close()
+            # The metrics show it, and pass Prometheus's own linter.
+            text = daemon.scrape()
+            for line in ('taot_registered_ranks 8',
+                         'taot_plans_total{outcome="planned",planner="taot"} 1',
+                         'taot_requests_total{code="INVALID_ARGUMENT",rpc="ReportLoad"} 1',
+                         'taot_requests_total{code="OK",rpc="ReportLoad"} 8',
+                         'taot_planner_info{planner="taot",version="1"} 1'):
+                self.assertIn(line, text)
+            self.assertRegex(text, r'taot_layer_imbalance_after_ratio\{layer="2"\} 0\.0')
+            self.assertRegex(text, r'taot_replica_transfers_total\{placement="intra_node"\} [1-9]')
+            self.assertNotIn("expert=", text)  # no per-expert label
+            lint = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+            self.assertEqual(lint.returncode, 0, lint.stdout + lint.stderr)
         finally:
             self.assertEqual(daemon.stop(), 0)
         self.assertTrue(any("shutting down" in line for line in daemon.log), daemon.log)

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -16,6 +17,18 @@
 #include "taot/server/plan_rounds.h"
 
 namespace taot::server {
+
+// What a job tells the outside (the daemon's metrics) as it changes. Calls come from RPC
+// threads, some under the job's locks: implementations must be thread-safe and quick.
+class JobObserver {
+ public:
+  virtual ~JobObserver() = default;
+  virtual void OnPlan(const RoundPlan& plan) = 0;
+  virtual void OnRegistered(int ranks) = 0;
+  virtual void OnPlanner(const std::string& name, uint64_t version) = 0;
+  // One RPC's outcome.
+  virtual void OnRequest(std::string_view rpc, const absl::Status& status) = 0;
+};
 
 struct JobConfig {
   std::string job_id;
@@ -30,6 +43,7 @@ struct JobConfig {
   absl::Duration round_timeout = absl::Milliseconds(100);
   std::string planner = "taot";
   PlannerParams params;
+  JobObserver* observer = nullptr;  // not owned; outlives the job
 };
 
 // What a rank says about itself when it registers.
@@ -72,6 +86,7 @@ class Job {
   JobStatus Status() const;
   const std::string& id() const { return config_.job_id; }
   const JobConfig& config() const { return config_; }
+  JobObserver* observer() const { return config_.observer; }
 
  private:
   explicit Job(JobConfig config) : config_(std::move(config)) {}

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <compare>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -56,6 +57,9 @@ struct RoundsConfig {
   int max_layers = 1024;
   // Rounds of steps older than (newest step - keep_steps) are dropped; a row for one is stale.
   int64_t keep_steps = 2;
+  // Called once for every round when its plan is published (under the rounds' lock: keep it
+  // short; metrics).
+  std::function<void(const RoundPlan&)> on_plan;
 };
 
 class PlanRounds {

@@ -25,6 +25,13 @@ class PlannerService final : public taot::v1::Planner::Service {
                             taot::v1::Plan* response) override;
 
  private:
+  // The RPCs' bodies; the overrides count each outcome (JobObserver::OnRequest).
+  absl::Status DoRegisterRank(grpc::ServerContext* context, const taot::v1::RegisterRankRequest* request,
+                              taot::v1::RegisterRankResponse* response);
+  absl::Status DoReportLoad(grpc::ServerContext* context, const taot::v1::ReportLoadRequest* request,
+                            taot::v1::Plan* response);
+  absl::Status DoReportMatrix(grpc::ServerContext* context, const taot::v1::ReportMatrixRequest* request,
+                              taot::v1::Plan* response);
   // The job's rounds for a request naming `job_id`: NOT_FOUND for another job,
   // FAILED_PRECONDITION while ranks are still registering.
   absl::StatusOr<PlanRounds*> RoundsFor(const std::string& job_id);
@@ -44,6 +51,13 @@ class AdminService final : public taot::v1::Admin::Service {
                         taot::v1::Plan* response) override;
 
  private:
+  absl::Status DoGetStatus(grpc::ServerContext* context, const taot::v1::StatusRequest* request,
+                           taot::v1::StatusResponse* response);
+  absl::Status DoSetPlanner(grpc::ServerContext* context, const taot::v1::SetPlannerRequest* request,
+                            taot::v1::SetPlannerResponse* response);
+  absl::Status DoPlanCase(grpc::ServerContext* context, const taot::v1::PlanCaseRequest* request,
+                          taot::v1::Plan* response);
+
   Job& job_;
 };
 
