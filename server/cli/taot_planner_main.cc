@@ -5,7 +5,10 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -19,6 +22,7 @@
 #include <prometheus/registry.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"
 #include "taot/server/job.h"
 #include "taot/server/log.h"
@@ -38,7 +42,59 @@ struct Args {
   int max_message_mb = 64;
   int grace_s = 10;
   std::string log_level = "info";
+  std::string token_file;
+  std::string tls_cert, tls_key, tls_client_ca;
+  // Filled by Configure.
+  std::string token;
+  std::shared_ptr<grpc::ServerCredentials> credentials;
 };
+
+absl::StatusOr<std::string> ReadFile(const std::string& flag, const std::string& path) {
+  std::ifstream file(path);
+  if (!file) return absl::InvalidArgumentError(absl::StrCat(flag, ": cannot read '", path, "'"));
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// Plain TCP, TLS, or mutual TLS (a client CA: clients must present a certificate it signed).
+absl::Status ConfigureTransport(Args& a) {
+  if (a.tls_cert.empty() != a.tls_key.empty()) {
+    return absl::InvalidArgumentError("--tls-cert and --tls-key: give both or neither");
+  }
+  if (a.tls_cert.empty()) {
+    if (!a.tls_client_ca.empty()) return absl::InvalidArgumentError("--tls-client-ca: needs --tls-cert and --tls-key");
+    a.credentials = grpc::InsecureServerCredentials();
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::string> cert = ReadFile("--tls-cert", a.tls_cert);
+  if (!cert.ok()) return cert.status();
+  absl::StatusOr<std::string> key = ReadFile("--tls-key", a.tls_key);
+  if (!key.ok()) return key.status();
+  grpc::SslServerCredentialsOptions options(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+  options.pem_key_cert_pairs.push_back({*key, *cert});
+  if (!a.tls_client_ca.empty()) {
+    absl::StatusOr<std::string> ca = ReadFile("--tls-client-ca", a.tls_client_ca);
+    if (!ca.ok()) return ca.status();
+    options.pem_root_certs = *ca;
+    options.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  a.credentials = grpc::SslServerCredentials(options);
+  return absl::OkStatus();
+}
+
+// The job token from --token-file, else from $TAOT_JOB_TOKEN; none: no check.
+absl::Status ConfigureToken(Args& a) {
+  if (!a.token_file.empty()) {
+    absl::StatusOr<std::string> token = ReadFile("--token-file", a.token_file);
+    if (!token.ok()) return token.status();
+    a.token = std::string(absl::StripAsciiWhitespace(*token));
+    if (a.token.empty()) return absl::InvalidArgumentError(absl::StrCat("--token-file: '", a.token_file, "' is empty"));
+  } else if (const char* env = std::getenv("TAOT_JOB_TOKEN"); env != nullptr) {
+    a.token = std::string(absl::StripAsciiWhitespace(env));
+  }
+  return absl::OkStatus();
+}
 
 absl::Status Configure(Args& a) {
   for (const std::string& item : a.params) {
@@ -66,7 +122,8 @@ absl::Status Configure(Args& a) {
         absl::StrCat("--log-level: must be debug, info, warning or error, got '", a.log_level, "'"));
   }
   SetLogLevel(level);
-  return absl::OkStatus();
+  if (absl::Status s = ConfigureToken(a); !s.ok()) return s;
+  return ConfigureTransport(a);
 }
 
 // Waits for SIGTERM or SIGINT on its own thread (they are blocked everywhere else), then
@@ -81,6 +138,13 @@ void AwaitTermination(grpc::Server& server, int grace_s, sigset_t signals) {
 }
 
 int Main(int argc, char** argv) {
+  // Block the termination signals before anything starts a thread (gRPC's, the metrics
+  // server's), so that only AwaitTermination's sigwait sees them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   CLI::App app{"taot-planner: the per-job expert replica planner daemon (gRPC, taot.v1)"};
   Args a;
   app.add_option("--job-id", a.job.job_id, "The training job this daemon serves")->required();
@@ -100,6 +164,11 @@ int Main(int argc, char** argv) {
   app.add_option("--max-message-mb", a.max_message_mb, "Largest request or response")->capture_default_str();
   app.add_option("--grace-s", a.grace_s, "Seconds in-flight calls get after SIGTERM")->capture_default_str();
   app.add_option("--log-level", a.log_level, "debug, info, warning or error")->capture_default_str();
+  app.add_option("--token-file", a.token_file,
+                 "File holding the job token every call must carry (default: $TAOT_JOB_TOKEN, else none)");
+  app.add_option("--tls-cert", a.tls_cert, "Server certificate (PEM) for TLS");
+  app.add_option("--tls-key", a.tls_key, "Server private key (PEM) for TLS");
+  app.add_option("--tls-client-ca", a.tls_client_ca, "CA (PEM) that signs client certificates: mutual TLS");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -117,12 +186,6 @@ int Main(int argc, char** argv) {
     std::cerr << "taot-planner: error: " << job.status().message() << "\n";
     return 2;
   }
-  // Block the termination signals before gRPC starts its threads, so only sigwait sees them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   std::unique_ptr<prometheus::Exposer> exposer;
   if (!a.metrics_listen.empty()) {
@@ -136,13 +199,13 @@ int Main(int argc, char** argv) {
     const std::string host = a.metrics_listen.substr(0, a.metrics_listen.rfind(':'));
     Log(LogLevel::kInfo, "metrics", {{"address", absl::StrCat(host, ":", exposer->GetListeningPorts().at(0))}});
   }
-  PlannerService planner(**job);
-  AdminService admin(**job);
+  PlannerService planner(**job, a.token);
+  AdminService admin(**job, a.token);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(a.listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(a.listen, a.credentials, &port);
   builder.SetMaxReceiveMessageSize(a.max_message_mb << 20);
   builder.SetMaxSendMessageSize(a.max_message_mb << 20);
   builder.RegisterService(&planner);
@@ -155,7 +218,9 @@ int Main(int argc, char** argv) {
   const std::string host = a.listen.substr(0, a.listen.rfind(':'));
   Log(LogLevel::kInfo, "listening",
       {{"address", absl::StrCat(host, ":", port)}, {"job", a.job.job_id}, {"world_size", std::to_string(a.job.world_size)},
-       {"experts", std::to_string(a.job.experts)}, {"planner", a.job.planner}});
+       {"experts", std::to_string(a.job.experts)}, {"planner", a.job.planner},
+       {"tls", a.tls_cert.empty() ? "off" : (a.tls_client_ca.empty() ? "on" : "mutual")},
+       {"token", a.token.empty() ? "none" : "required"}});
   std::thread terminator(AwaitTermination, std::ref(*server), a.grace_s, signals);
   server->Wait();
   terminator.join();

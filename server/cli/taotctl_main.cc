@@ -1,6 +1,8 @@
 // taotctl: talk to a running taot-planner (taot.v1.Admin): its status, swapping its planner,
 // planning a CASE through it.
+#include <cstdlib>
 #include <fstream>
+#include <stdexcept>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -20,7 +22,17 @@ namespace {
 struct Common {
   std::string address = "127.0.0.1:50051";
   int timeout_s = 10;
+  std::string token;  // default: $TAOT_JOB_TOKEN
+  std::string tls_ca, tls_cert, tls_key;
 };
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) throw std::runtime_error("cannot read '" + path + "'");
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
 
 // What a failed command prints and returns.
 int Fail(const std::string& what) {
@@ -35,12 +47,22 @@ int FailRpc(const grpc::Status& s, const Common& c) {
   return Fail(s.error_message());
 }
 
+// Plain, TLS (--tls-ca: the server's CA) or mutual TLS (plus --tls-cert and --tls-key).
 std::unique_ptr<taot::v1::Admin::Stub> Connect(const Common& c) {
-  return taot::v1::Admin::NewStub(grpc::CreateChannel(c.address, grpc::InsecureChannelCredentials()));
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  if (!c.tls_ca.empty()) {
+    grpc::SslCredentialsOptions options;
+    options.pem_root_certs = ReadFile(c.tls_ca);
+    if (!c.tls_cert.empty()) options.pem_cert_chain = ReadFile(c.tls_cert);
+    if (!c.tls_key.empty()) options.pem_private_key = ReadFile(c.tls_key);
+    credentials = grpc::SslCredentials(options);
+  }
+  return taot::v1::Admin::NewStub(grpc::CreateChannel(c.address, credentials));
 }
 
 void SetDeadline(grpc::ClientContext& context, const Common& c) {
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(c.timeout_s));
+  if (!c.token.empty()) context.AddMetadata("authorization", "Bearer " + c.token);
 }
 
 void PrintPlanLine(const taot::v1::Plan& p) {
@@ -104,9 +126,15 @@ int Plan(const Common& c, const std::string& path, const std::string& planner) {
 int Main(int argc, char** argv) {
   CLI::App app{"taotctl: inspect and steer a running taot-planner"};
   app.require_subcommand(1);
+  app.fallthrough();  // --address and friends may come after the subcommand too
   Common c;
   app.add_option("--address", c.address, "The daemon's address")->capture_default_str();
   app.add_option("--timeout-s", c.timeout_s, "Deadline of each call")->capture_default_str();
+  if (const char* env = std::getenv("TAOT_JOB_TOKEN"); env != nullptr) c.token = env;
+  app.add_option("--token", c.token, "The job token (default: $TAOT_JOB_TOKEN)");
+  app.add_option("--tls-ca", c.tls_ca, "CA (PEM) of the daemon's certificate: use TLS");
+  app.add_option("--tls-cert", c.tls_cert, "Client certificate (PEM), for mutual TLS");
+  app.add_option("--tls-key", c.tls_key, "Client private key (PEM), for mutual TLS");
   int rc = 0;
   app.add_subcommand("status", "Ranks, planner and the latest plans")->callback([&] { rc = Status(c); });
   std::string planner;
@@ -126,6 +154,8 @@ int Main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);
     std::cerr << "taotctl: error: " << e.what() << " (see taotctl --help)\n";
     return 2;
+  } catch (const std::runtime_error& e) {
+    return Fail(e.what());
   }
   return rc;
 }

@@ -20,8 +20,30 @@ absl::Time CallDeadline(const grpc::ServerContext& context) {
 
 }  // namespace
 
-// Counts an RPC's outcome with the job's observer and returns it as a gRPC status.
-grpc::Status Counted(const Job& job, std::string_view rpc, const absl::Status& status) {
+// The job token, when the daemon has one, must come as "authorization: Bearer <token>"; the
+// comparison takes the same time wherever the first difference is.
+absl::Status CheckToken(const grpc::ServerContext& context, const std::string& token) {
+  if (token.empty()) return absl::OkStatus();
+  const auto& metadata = context.client_metadata();
+  const auto it = metadata.find("authorization");
+  const std::string want = "Bearer " + token;
+  bool same = it != metadata.end() && it->second.size() == want.size();
+  if (same) {
+    unsigned char diff = 0;
+    for (size_t i = 0; i < want.size(); ++i) diff |= static_cast<unsigned char>(it->second.data()[i] ^ want[i]);
+    same = diff == 0;
+  }
+  if (same) return absl::OkStatus();
+  return absl::UnauthenticatedError("authorization: missing or wrong job token (send 'authorization: Bearer <token>')");
+}
+
+// Checks the token, runs the RPC's body, counts the outcome with the job's observer and
+// returns it as a gRPC status.
+template <typename Body>
+grpc::Status Serve(const Job& job, std::string_view rpc, const grpc::ServerContext& context, const std::string& token,
+                   Body&& body) {
+  absl::Status status = CheckToken(context, token);
+  if (status.ok()) status = body();
   if (JobObserver* observer = job.observer()) observer->OnRequest(rpc, status);
   return ToGrpc(status);
 }
@@ -74,7 +96,7 @@ absl::StatusOr<PlanRounds*> PlannerService::RoundsFor(const std::string& job_id)
 
 grpc::Status PlannerService::RegisterRank(grpc::ServerContext* context, const taot::v1::RegisterRankRequest* request,
                                           taot::v1::RegisterRankResponse* response) {
-  return Counted(job_, "RegisterRank", DoRegisterRank(context, request, response));
+  return Serve(job_, "RegisterRank", *context, token_, [&] { return DoRegisterRank(context, request, response); });
 }
 
 absl::Status PlannerService::DoRegisterRank(grpc::ServerContext*, const taot::v1::RegisterRankRequest* request,
@@ -90,7 +112,7 @@ absl::Status PlannerService::DoRegisterRank(grpc::ServerContext*, const taot::v1
 
 grpc::Status PlannerService::ReportLoad(grpc::ServerContext* context, const taot::v1::ReportLoadRequest* request,
                                         taot::v1::Plan* response) {
-  return Counted(job_, "ReportLoad", DoReportLoad(context, request, response));
+  return Serve(job_, "ReportLoad", *context, token_, [&] { return DoReportLoad(context, request, response); });
 }
 
 absl::Status PlannerService::DoReportLoad(grpc::ServerContext* context, const taot::v1::ReportLoadRequest* request,
@@ -109,7 +131,7 @@ absl::Status PlannerService::DoReportLoad(grpc::ServerContext* context, const ta
 
 grpc::Status PlannerService::ReportMatrix(grpc::ServerContext* context, const taot::v1::ReportMatrixRequest* request,
                                           taot::v1::Plan* response) {
-  return Counted(job_, "ReportMatrix", DoReportMatrix(context, request, response));
+  return Serve(job_, "ReportMatrix", *context, token_, [&] { return DoReportMatrix(context, request, response); });
 }
 
 absl::Status PlannerService::DoReportMatrix(grpc::ServerContext*, const taot::v1::ReportMatrixRequest* request,
@@ -135,7 +157,7 @@ absl::Status PlannerService::DoReportMatrix(grpc::ServerContext*, const taot::v1
 
 grpc::Status AdminService::GetStatus(grpc::ServerContext* context, const taot::v1::StatusRequest* request,
                                      taot::v1::StatusResponse* response) {
-  return Counted(job_, "GetStatus", DoGetStatus(context, request, response));
+  return Serve(job_, "GetStatus", *context, token_, [&] { return DoGetStatus(context, request, response); });
 }
 
 absl::Status AdminService::DoGetStatus(grpc::ServerContext*, const taot::v1::StatusRequest*,
@@ -154,7 +176,7 @@ absl::Status AdminService::DoGetStatus(grpc::ServerContext*, const taot::v1::Sta
 
 grpc::Status AdminService::SetPlanner(grpc::ServerContext* context, const taot::v1::SetPlannerRequest* request,
                                       taot::v1::SetPlannerResponse* response) {
-  return Counted(job_, "SetPlanner", DoSetPlanner(context, request, response));
+  return Serve(job_, "SetPlanner", *context, token_, [&] { return DoSetPlanner(context, request, response); });
 }
 
 absl::Status AdminService::DoSetPlanner(grpc::ServerContext*, const taot::v1::SetPlannerRequest* request,
@@ -167,7 +189,7 @@ absl::Status AdminService::DoSetPlanner(grpc::ServerContext*, const taot::v1::Se
 
 grpc::Status AdminService::PlanCase(grpc::ServerContext* context, const taot::v1::PlanCaseRequest* request,
                                     taot::v1::Plan* response) {
-  return Counted(job_, "PlanCase", DoPlanCase(context, request, response));
+  return Serve(job_, "PlanCase", *context, token_, [&] { return DoPlanCase(context, request, response); });
 }
 
 absl::Status AdminService::DoPlanCase(grpc::ServerContext*, const taot::v1::PlanCaseRequest* request,

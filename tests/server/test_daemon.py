@@ -192,11 +192,79 @@ class DaemonTest(unittest.TestCase):
         self.assertNotEqual(proc.returncode, 0)
         self.assertIn("no taot-planner at", proc.stderr)
 
+    def test_job_token(self):
+        token_file = os.path.join(self.tmp.name, "token")
+        with open(token_file, "w") as f:
+            f.write("s3cret\n")
+        daemon = Daemon("--job-id", "tok", "--world-size", "8", "--experts", "32", "--ranks-per-node", "4",
+                        "--token-file", token_file)
+        try:
+            channel = self.grpc.insecure_channel(daemon.address)
+            stub = self.pb_grpc.PlannerStub(channel)
+            request = self.pb.RegisterRankRequest(job_id="tok", rank=0, world_size=8, node="n0")
+            for metadata in (None, (("authorization", "Bearer wrong"),)):
+                with self.assertRaises(self.grpc.RpcError) as err:
+                    stub.RegisterRank(request, timeout=5, metadata=metadata)
+                self.assertEqual(err.exception.code(), self.grpc.StatusCode.UNAUTHENTICATED)
+                self.assertIn("job token", err.exception.details())
+            # Nothing changed; the health service needs no token (Kubernetes probes).
+            health = self.health_grpc.HealthStub(channel)
+            self.assertEqual(health.Check(self.health_pb.HealthCheckRequest(), timeout=5).status,
+                             self.health_pb.HealthCheckResponse.SERVING)
+            self.assertIn("taot_registered_ranks 0", daemon.scrape())
+            reply = stub.RegisterRank(request, timeout=5, metadata=(("authorization", "Bearer s3cret"),))
+            self.assertEqual(reply.registered, 1)
+            channel.close()
+            ctl = [CTL, "--address", daemon.address, "status"]
+            proc = subprocess.run(ctl, capture_output=True, text=True, timeout=30)
+            self.assertNotEqual(proc.returncode, 0)
+            self.assertIn("authorization", proc.stderr)
+            proc = subprocess.run(ctl + ["--token", "s3cret"], capture_output=True, text=True, timeout=30)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertIn("1 of 8 ranks registered", proc.stdout)
+        finally:
+            self.assertEqual(daemon.stop(), 0)
+
+    def test_mutual_tls(self):
+        d = self.tmp.name
+
+        def openssl(*args):
+            subprocess.run(["openssl", *args], check=True, capture_output=True)
+
+        openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{d}/ca.key", "-out", f"{d}/ca.pem",
+                "-days", "1", "-subj", "/CN=taot-test-ca")
+        with open(f"{d}/san.ext", "w") as f:
+            f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+        for name in ("server", "client"):
+            openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{d}/{name}.key", "-out", f"{d}/{name}.csr",
+                    "-subj", f"/CN={name}")
+            openssl("x509", "-req", "-in", f"{d}/{name}.csr", "-CA", f"{d}/ca.pem", "-CAkey", f"{d}/ca.key",
+                    "-CAcreateserial", "-out", f"{d}/{name}.pem", "-days", "1", "-extfile", f"{d}/san.ext")
+        daemon = Daemon("--job-id", "tls", "--world-size", "8", "--experts", "32", "--ranks-per-node", "4",
+                        "--tls-cert", f"{d}/server.pem", "--tls-key", f"{d}/server.key",
+                        "--tls-client-ca", f"{d}/ca.pem")
+        try:
+            self.assertTrue(any("tls=mutual" in line for line in daemon.log), daemon.log)
+            base = [CTL, "--address", daemon.address, "--timeout-s", "5"]
+            proc = subprocess.run(base + ["--tls-ca", f"{d}/ca.pem", "--tls-cert", f"{d}/client.pem",
+                                          "--tls-key", f"{d}/client.key", "status"],
+                                  capture_output=True, text=True, timeout=30)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertIn("job tls", proc.stdout)
+            for extra in ([], ["--tls-ca", f"{d}/ca.pem"]):  # plain text; TLS without a client certificate
+                proc = subprocess.run(base + extra + ["status"], capture_output=True, text=True, timeout=30)
+                self.assertNotEqual(proc.returncode, 0, extra)
+        finally:
+            self.assertEqual(daemon.stop(), 0)
+
     def test_bad_flags(self):
         for args, needle in ((["--world-size", "8", "--experts", "30"], "experts"),
                              (["--world-size", "8", "--experts", "32", "--planner", "magic"], "magic"),
                              (["--world-size", "8", "--experts", "32", "--log-level", "loud"], "--log-level"),
-                             (["--world-size", "8", "--experts", "32", "--param", "nokey"], "--param")):
+                             (["--world-size", "8", "--experts", "32", "--param", "nokey"], "--param"),
+                             (["--world-size", "8", "--experts", "32", "--tls-cert", "x.pem"], "--tls-key"),
+                             (["--world-size", "8", "--experts", "32", "--token-file", "/nonexistent"],
+                              "--token-file")):
             proc = subprocess.run([DAEMON, "--job-id", "x", *args], capture_output=True, text=True, timeout=30)
             self.assertEqual(proc.returncode, 2, args)
             self.assertIn(needle, proc.stderr, args)

@@ -13,9 +13,11 @@
 
 namespace taot::server {
 
+// With a non-empty `token`, every call must carry "authorization: Bearer <token>" (else
+// UNAUTHENTICATED, and nothing changes). The health service is separate and needs none.
 class PlannerService final : public taot::v1::Planner::Service {
  public:
-  explicit PlannerService(Job& job) : job_(job) {}
+  explicit PlannerService(Job& job, std::string token = "") : job_(job), token_(std::move(token)) {}
 
   grpc::Status RegisterRank(grpc::ServerContext* context, const taot::v1::RegisterRankRequest* request,
                             taot::v1::RegisterRankResponse* response) override;
@@ -37,11 +39,12 @@ class PlannerService final : public taot::v1::Planner::Service {
   absl::StatusOr<PlanRounds*> RoundsFor(const std::string& job_id);
 
   Job& job_;
+  const std::string token_;
 };
 
 class AdminService final : public taot::v1::Admin::Service {
  public:
-  explicit AdminService(Job& job) : job_(job) {}
+  explicit AdminService(Job& job, std::string token = "") : job_(job), token_(std::move(token)) {}
 
   grpc::Status GetStatus(grpc::ServerContext* context, const taot::v1::StatusRequest* request,
                          taot::v1::StatusResponse* response) override;
@@ -59,6 +62,7 @@ class AdminService final : public taot::v1::Admin::Service {
                           taot::v1::Plan* response);
 
   Job& job_;
+  const std::string token_;
 };
 
 // The gRPC status for an absl one: same code, same message.
