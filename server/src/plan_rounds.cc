@@ -185,9 +185,7 @@ absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::Await(RoundKey key,
   return round.result;
 }
 
-absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::ReportRow(RoundKey key, int rank,
-                                                                       std::span<const int64_t> row,
-                                                                       absl::Time wait_until) {
+absl::StatusOr<PlanRounds::Ticket> PlanRounds::SubmitRow(RoundKey key, int rank, std::span<const int64_t> row) {
   if (absl::Status s = CheckKey(key); !s.ok()) return s;
   const int R = config_.topology.ranks();
   if (rank < 0 || rank >= R) {
@@ -197,8 +195,7 @@ absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::ReportRow(RoundKey 
   absl::MutexLock lock(&mu_);
   absl::StatusOr<std::shared_ptr<Round>> found = FindOrCreate(key);
   if (!found.ok()) return found.status();
-  const std::shared_ptr<Round> keep = *std::move(found);
-  Round& round = *keep;
+  Round& round = **found;
   if (round.reported[rank]) {
     if (!SameRow(round.load, rank, row)) {
       return absl::FailedPreconditionError(
@@ -209,7 +206,20 @@ absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::ReportRow(RoundKey 
     round.reported[rank] = 1;
     if (--round.missing == 0) PlanRound(key, round);
   }
-  return Await(key, round, wait_until);
+  return Ticket(key, *std::move(found));
+}
+
+absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::Await(const Ticket& ticket, absl::Time wait_until) {
+  absl::MutexLock lock(&mu_);
+  return Await(ticket.key_, *ticket.round_, wait_until);
+}
+
+absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::ReportRow(RoundKey key, int rank,
+                                                                       std::span<const int64_t> row,
+                                                                       absl::Time wait_until) {
+  absl::StatusOr<Ticket> ticket = SubmitRow(key, rank, row);
+  if (!ticket.ok()) return ticket.status();
+  return Await(*ticket, wait_until);
 }
 
 absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::ReportMatrix(RoundKey key, const LoadMatrix& load) {

@@ -155,6 +155,41 @@ absl::Status PlannerService::DoReportMatrix(grpc::ServerContext*, const taot::v1
   return absl::OkStatus();
 }
 
+grpc::Status PlannerService::Stream(grpc::ServerContext* context,
+                                    grpc::ServerReaderWriter<taot::v1::Plan, taot::v1::StreamRequest>* stream) {
+  return Serve(job_, "Stream", *context, token_, [&] { return DoStream(context, stream); });
+}
+
+absl::Status PlannerService::DoStream(grpc::ServerContext* context,
+                                      grpc::ServerReaderWriter<taot::v1::Plan, taot::v1::StreamRequest>* stream) {
+  taot::v1::StreamRequest request;
+  std::vector<PlanRounds::Ticket> tickets;
+  while (stream->Read(&request)) {
+    absl::StatusOr<PlanRounds*> rounds = RoundsFor(request.job_id());
+    if (!rounds.ok()) return rounds.status();
+    // Every row first, then the waits: the rounds of all the message's layers fill together.
+    tickets.clear();
+    for (int i = 0; i < request.layers_size(); ++i) {
+      const taot::v1::LayerLoad& layer = request.layers(i);
+      absl::StatusOr<PlanRounds::Ticket> ticket = (*rounds)->SubmitRow(
+          {request.step(), layer.layer()}, request.rank(),
+          std::span<const int64_t>(layer.counts().data(), static_cast<size_t>(layer.counts_size())));
+      if (!ticket.ok()) {
+        return absl::Status(ticket.status().code(), absl::StrCat("layers[", i, "]: ", ticket.status().message()));
+      }
+      tickets.push_back(*std::move(ticket));
+    }
+    for (const PlanRounds::Ticket& ticket : tickets) {
+      absl::StatusOr<std::shared_ptr<const RoundPlan>> plan = (*rounds)->Await(ticket, CallDeadline(*context));
+      if (!plan.ok()) return plan.status();
+      taot::v1::Plan out;
+      ToProto(**plan, out);
+      if (!stream->Write(out)) return absl::CancelledError("the client closed the stream");
+    }
+  }
+  return absl::OkStatus();
+}
+
 grpc::Status AdminService::GetStatus(grpc::ServerContext* context, const taot::v1::StatusRequest* request,
                                      taot::v1::StatusResponse* response) {
   return Serve(job_, "GetStatus", *context, token_, [&] { return DoGetStatus(context, request, response); });

@@ -164,6 +164,66 @@ TEST_F(PlannerServiceTest, TheWholeMatrixPlansInOneCall) {
   EXPECT_EQ(row_plan.hash(), plan.hash());
 }
 
+TEST_F(PlannerServiceTest, StreamsCarryEveryLayerOfAMicrobatchInOneMessage) {
+  constexpr int kLayers = 4;
+  std::vector<std::vector<taot::v1::Plan>> plans(8);
+  std::vector<grpc::Status> statuses(8);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 8; ++r) {
+    ranks.emplace_back([&, r] {
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+      auto stream = stub_->Stream(&context);
+      for (int64_t step = 0; step < 2; ++step) {
+        taot::v1::StreamRequest request;
+        request.set_job_id("job-1");
+        request.set_rank(r);
+        request.set_step(10 + step);
+        for (int layer = 0; layer < kLayers; ++layer) {
+          taot::v1::LayerLoad* l = request.add_layers();
+          l->set_layer(layer);
+          for (int64_t n : request_.load.row(r)) l->add_counts(n);
+        }
+        ASSERT_TRUE(stream->Write(request));
+        for (int layer = 0; layer < kLayers; ++layer) {
+          taot::v1::Plan plan;
+          ASSERT_TRUE(stream->Read(&plan));
+          plans[r].push_back(plan);
+        }
+      }
+      stream->WritesDone();
+      statuses[r] = stream->Finish();
+    });
+  }
+  for (std::thread& t : ranks) t.join();
+  for (int r = 0; r < 8; ++r) {
+    ASSERT_TRUE(statuses[r].ok()) << statuses[r].error_message();
+    ASSERT_EQ(plans[r].size(), 2u * kLayers);
+    for (size_t i = 0; i < plans[r].size(); ++i) {
+      EXPECT_EQ(plans[r][i].layer(), static_cast<int>(i % kLayers));
+      EXPECT_EQ(plans[r][i].hash(), plans[0][i].hash());
+      EXPECT_FALSE(plans[r][i].fallback());
+    }
+  }
+}
+
+TEST_F(PlannerServiceTest, ABadStreamMessageEndsTheStreamNamingTheLayer) {
+  grpc::ClientContext context;
+  auto stream = stub_->Stream(&context);
+  taot::v1::StreamRequest request;
+  request.set_job_id("job-1");
+  request.set_rank(0);
+  request.set_step(20);
+  request.add_layers()->set_layer(0);  // no counts
+  ASSERT_TRUE(stream->Write(request));
+  stream->WritesDone();
+  taot::v1::Plan plan;
+  EXPECT_FALSE(stream->Read(&plan));
+  const grpc::Status s = stream->Finish();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("layers[0]: load: must have 32 entries"), std::string::npos) << s.error_message();
+}
+
 TEST_F(PlannerServiceTest, AdminShowsStatusSwapsThePlannerAndPlansACase) {
   taot::v1::Plan plan;
   taot::v1::SetPlannerRequest set;

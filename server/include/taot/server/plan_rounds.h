@@ -81,6 +81,12 @@ class PlanRounds {
   absl::StatusOr<std::shared_ptr<const RoundPlan>> ReportRow(RoundKey key, int rank, std::span<const int64_t> row,
                                                              absl::Time wait_until);
 
+  // ReportRow in two halves, for a caller that reports several rounds before waiting on any
+  // (a stream carrying all layers of a microbatch): the row counts at SubmitRow.
+  class Ticket;
+  absl::StatusOr<Ticket> SubmitRow(RoundKey key, int rank, std::span<const int64_t> row);
+  absl::StatusOr<std::shared_ptr<const RoundPlan>> Await(const Ticket& ticket, absl::Time wait_until);
+
   // The whole R x E matrix of a round at once (a trainer that all-gathered it); rows already
   // reported must match it.
   absl::StatusOr<std::shared_ptr<const RoundPlan>> ReportMatrix(RoundKey key, const LoadMatrix& load);
@@ -127,6 +133,18 @@ class PlanRounds {
   int64_t newest_step_ ABSL_GUARDED_BY(mu_) = -1;
   std::vector<std::shared_ptr<const RoundPlan>> recent_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<PlannerSlot> planner_ ABSL_GUARDED_BY(mu_);
+};
+
+// A submitted row's round, kept alive until awaited.
+class PlanRounds::Ticket {
+ public:
+  RoundKey key() const { return key_; }
+
+ private:
+  friend class PlanRounds;
+  Ticket(RoundKey key, std::shared_ptr<Round> round) : key_(key), round_(std::move(round)) {}
+  RoundKey key_;
+  std::shared_ptr<Round> round_;
 };
 
 }  // namespace taot::server

@@ -25,8 +25,12 @@ class PlannerService final : public taot::v1::Planner::Service {
                           taot::v1::Plan* response) override;
   grpc::Status ReportMatrix(grpc::ServerContext* context, const taot::v1::ReportMatrixRequest* request,
                             taot::v1::Plan* response) override;
+  grpc::Status Stream(grpc::ServerContext* context,
+                      grpc::ServerReaderWriter<taot::v1::Plan, taot::v1::StreamRequest>* stream) override;
 
  private:
+  absl::Status DoStream(grpc::ServerContext* context,
+                        grpc::ServerReaderWriter<taot::v1::Plan, taot::v1::StreamRequest>* stream);
   // The RPCs' bodies; the overrides count each outcome (JobObserver::OnRequest).
   absl::Status DoRegisterRank(grpc::ServerContext* context, const taot::v1::RegisterRankRequest* request,
                               taot::v1::RegisterRankResponse* response);
