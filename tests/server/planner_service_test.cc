@@ -14,6 +14,8 @@ namespace {
 
 class PlannerServiceTest : public ::testing::Test {
  protected:
+  static constexpr int kMaxMessage = 64 << 10;
+
   void SetUp() override {
     sim::CaseOptions o;
     o.ranks = 8;
@@ -37,6 +39,7 @@ class PlannerServiceTest : public ::testing::Test {
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
     builder.RegisterService(planner_service_.get());
     builder.RegisterService(admin_service_.get());
+    builder.SetMaxReceiveMessageSize(kMaxMessage);
     server_ = builder.BuildAndStart();
     ASSERT_NE(server_, nullptr);
     auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials());
@@ -137,6 +140,33 @@ TEST_F(PlannerServiceTest, BadInputGetsAClearStatus) {
   for (std::thread& t : ranks) t.join();
   for (const grpc::Status& st : statuses) EXPECT_TRUE(st.ok()) << st.error_message();
   EXPECT_FALSE(plans[0].fallback());
+}
+
+TEST_F(PlannerServiceTest, OversizedMessagesAndStaleStepsAreRefused) {
+  taot::v1::ReportMatrixRequest big;
+  big.set_job_id("job-1");
+  big.set_ranks(8);
+  big.set_experts(32);
+  for (int i = 0; i < kMaxMessage; ++i) big.add_counts(1 << 20);  // 3 bytes each: 3x the limit
+  taot::v1::Plan plan;
+  {
+    grpc::ClientContext context;
+    const grpc::Status s = stub_->ReportMatrix(&context, big, &plan);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+  }
+  taot::v1::ReportMatrixRequest m;
+  m.set_job_id("job-1");
+  m.set_step(10);
+  m.set_ranks(8);
+  m.set_experts(32);
+  for (int64_t n : request_.load.data()) m.add_counts(n);
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->ReportMatrix(&context, m, &plan).ok());
+  }
+  const grpc::Status stale = Call(Row(0, 1, 0), plan);
+  EXPECT_EQ(stale.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(stale.error_message().find("step 1 is stale"), std::string::npos) << stale.error_message();
 }
 
 TEST_F(PlannerServiceTest, TheCallersDeadlineIsHonoured) {
