@@ -4,6 +4,9 @@
 #include <fstream>
 #include <stdexcept>
 #include <iostream>
+#include <set>
+#include <thread>
+#include <tuple>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -88,6 +91,33 @@ int Status(const Common& c) {
   return 0;
 }
 
+// Polls the status and prints every plan not printed before, oldest first: live per-layer
+// imbalance and traffic. `polls` 0: until interrupted.
+int Watch(const Common& c, int interval_ms, int polls) {
+  auto stub = Connect(c);
+  std::set<std::tuple<int64_t, int32_t, uint64_t>> seen;
+  std::string planner;
+  for (int poll = 0; polls == 0 || poll < polls; ++poll) {
+    if (poll > 0) std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));
+    taot::v1::StatusResponse s;
+    grpc::ClientContext context;
+    SetDeadline(context, c);
+    if (grpc::Status st = stub->GetStatus(&context, taot::v1::StatusRequest(), &s); !st.ok()) return FailRpc(st, c);
+    const std::string now = absl::StrCat(s.planner(), " v", s.planner_version(), ", ", s.registered(), "/",
+                                         s.world_size(), " ranks");
+    if (now != planner) {
+      std::cout << "job " << s.job_id() << ": planner " << now << "\n";
+      planner = now;
+    }
+    for (int i = s.recent_plans_size() - 1; i >= 0; --i) {
+      const taot::v1::Plan& p = s.recent_plans(i);
+      if (seen.insert({p.step(), p.layer(), p.hash()}).second) PrintPlanLine(p);
+    }
+    std::cout.flush();
+  }
+  return 0;
+}
+
 int SetPlanner(const Common& c, const std::string& name, const std::vector<std::string>& params) {
   taot::v1::SetPlannerRequest request;
   request.set_planner(name);
@@ -143,6 +173,11 @@ int Main(int argc, char** argv) {
   set->add_option("name", planner, "Planner name")->required();
   set->add_option("--param", params, "Planner parameter key=value (repeatable)");
   set->callback([&] { rc = SetPlanner(c, planner, params); });
+  int interval_ms = 500, polls = 0;
+  CLI::App* watch = app.add_subcommand("watch", "Print each new plan's imbalance and traffic as it happens");
+  watch->add_option("--interval-ms", interval_ms, "Time between polls")->capture_default_str();
+  watch->add_option("--polls", polls, "Stop after this many polls (0: never)")->capture_default_str();
+  watch->callback([&] { rc = Watch(c, interval_ms, polls); });
   std::string case_path, case_planner;
   CLI::App* plan = app.add_subcommand("plan", "Plan a CASE file through the daemon (a dry run)");
   plan->add_option("case", case_path, "CASE file (docs/formats.md)")->required();

@@ -185,6 +185,16 @@ class DaemonTest(unittest.TestCase):
             out = ctl("plan", self.case_path, "--planner", "taot").stdout
             self.assertRegex(out, r"taot: \d+ replicas")
             self.assertIn("cannot open", ctl("plan", "/nonexistent.json", ok=False).stderr)
+            # watch prints each plan once, oldest first, as the daemon makes them.
+            ranks = subprocess.run([os.path.join(BUILD, "server", "taot-simranks"), "--address", daemon.address,
+                                    "--job-id", "ctl", "--world-size", "8", "--experts", "32", "--ranks-per-node", "4",
+                                    "--layers", "2", "--steps", "2"], capture_output=True, text=True, timeout=60)
+            self.assertEqual(ranks.returncode, 0, ranks.stderr)
+            watched = ctl("watch", "--interval-ms", "50", "--polls", "3").stdout
+            self.assertIn("job ctl: planner llep v2, 8/8 ranks", watched)
+            lines = [line for line in watched.splitlines() if line.strip().startswith("step")]
+            self.assertEqual(len(lines), 4, watched)
+            self.assertRegex(lines[0], r"step 0 +layer 0")
         finally:
             self.assertEqual(daemon.stop(), 0)
         proc = subprocess.run([CTL, "--address", daemon.address, "--timeout-s", "2", "status"],
