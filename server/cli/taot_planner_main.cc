@@ -45,6 +45,7 @@ struct Args {
   std::string log_level = "info";
   std::string token_file;
   std::string tls_cert, tls_key, tls_client_ca;
+  std::string config_file;
   // Filled by Configure.
   std::string token;
   std::shared_ptr<grpc::ServerCredentials> credentials;
@@ -127,30 +128,12 @@ absl::Status Configure(Args& a) {
   return ConfigureTransport(a);
 }
 
-// Waits for SIGTERM or SIGINT on its own thread (they are blocked everywhere else), then
-// reports NOT_SERVING and shuts the server down with the grace period.
-void AwaitTermination(grpc::Server& server, int grace_s, sigset_t signals) {
-  int signal = 0;
-  sigwait(&signals, &signal);
-  Log(LogLevel::kInfo, "shutting down", {{"signal", signal == SIGTERM ? "SIGTERM" : "SIGINT"},
-                                        {"grace_s", std::to_string(grace_s)}});
-  server.GetHealthCheckService()->SetServingStatus(false);
-  server.Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(grace_s));
-}
-
-int Main(int argc, char** argv) {
-  // Block the termination signals before anything starts a thread (gRPC's, the metrics
-  // server's), so that only AwaitTermination's sigwait sees them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  // Debian's Abseil checks every mutex acquisition for lock-order cycles (a debugging aid that
-  // showed up in the load benchmark's profile); the daemon's lock order is fixed.
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+// The command line, over the --config file's settings (TOML or INI; keys are the long flag
+// names, e.g. `world-size = 16`, `param = ["target_imbalance_pct=5"]`): flags win. --help
+// prints and comes back CANCELLED.
+absl::Status ParseArgs(int argc, char** argv, Args& a) {
   CLI::App app{"taot-planner: the per-job expert replica planner daemon (gRPC, taot.v1)"};
-  Args a;
+  app.set_config("--config", "", "Settings file (TOML); flags given on the command line win");
   app.add_option("--job-id", a.job.job_id, "The training job this daemon serves")->required();
   app.add_option("--world-size", a.job.world_size, "Expert-parallel ranks R")->required();
   app.add_option("--experts", a.job.experts, "Experts per MoE layer (a multiple of R)")->required();
@@ -176,8 +159,86 @@ int Main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);
-    std::cerr << "taot-planner: error: " << e.what() << " (see taot-planner --help)\n";
+    if (e.get_exit_code() == 0) {
+      app.exit(e);
+      return absl::CancelledError("help");
+    }
+    return absl::InvalidArgumentError(e.what());
+  }
+  a.config_file = app.get_config_ptr()->as<std::string>();
+  return absl::OkStatus();
+}
+
+// SIGHUP: reads the settings again (the --config file under the same command line) and applies
+// what can change while running, the planner with its parameters and the log level; other
+// changes are logged as needing a restart. An invalid file changes nothing.
+void Reload(int argc, char** argv, const Args& running, Job& job) {
+  Args fresh;
+  absl::Status s = ParseArgs(argc, argv, fresh);
+  if (s.ok()) s = Configure(fresh);
+  if (!s.ok()) {
+    // Configure may have set the new log level before it failed: restore the running one.
+    if (LogLevel level; ParseLogLevel(running.log_level, level)) SetLogLevel(level);
+    Log(LogLevel::kError, "reload refused; nothing changed", {{"error", std::string(s.message())}});
+    return;
+  }
+  const JobStatus status = job.Status();
+  if (fresh.job.planner != status.planner || fresh.job.params != status.params) {
+    if (absl::Status swapped = job.SetPlanner(fresh.job.planner, fresh.job.params); !swapped.ok()) {
+      Log(LogLevel::kError, "reload: planner refused; the old one stays", {{"error", std::string(swapped.message())}});
+    } else {
+      Log(LogLevel::kInfo, "reload: planner", {{"planner", fresh.job.planner},
+                                              {"version", std::to_string(job.Status().planner_version)}});
+    }
+  }
+  const JobConfig& was = running.job;
+  const JobConfig& now = fresh.job;
+  if (now.job_id != was.job_id || now.world_size != was.world_size || now.experts != was.experts ||
+      now.slots_per_rank != was.slots_per_rank || now.node_of_rank != was.node_of_rank ||
+      now.inter_node_cost != was.inter_node_cost || fresh.listen != running.listen ||
+      fresh.metrics_listen != running.metrics_listen || fresh.round_timeout_ms != running.round_timeout_ms ||
+      fresh.token != running.token || fresh.tls_cert != running.tls_cert || fresh.tls_key != running.tls_key ||
+      fresh.tls_client_ca != running.tls_client_ca || fresh.max_message_mb != running.max_message_mb) {
+    Log(LogLevel::kWarning, "reload: job, topology, timeouts, addresses, token and TLS settings changed in the "
+                            "file take effect only after a restart");
+  }
+  Log(LogLevel::kInfo, "reloaded", {{"config", running.config_file}});
+}
+
+// Waits for signals on its own thread (they are blocked everywhere else): SIGHUP reloads;
+// SIGTERM or SIGINT report NOT_SERVING and shut the server down with the grace period.
+void HandleSignals(int argc, char** argv, const Args& running, Job& job, grpc::Server& server, sigset_t signals) {
+  while (true) {
+    int signal = 0;
+    sigwait(&signals, &signal);
+    if (signal == SIGHUP) {
+      Reload(argc, argv, running, job);
+      continue;
+    }
+    Log(LogLevel::kInfo, "shutting down", {{"signal", signal == SIGTERM ? "SIGTERM" : "SIGINT"},
+                                          {"grace_s", std::to_string(running.grace_s)}});
+    server.GetHealthCheckService()->SetServingStatus(false);
+    server.Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(running.grace_s));
+    return;
+  }
+}
+
+int Main(int argc, char** argv) {
+  // Block the signals before anything starts a thread (gRPC's, the metrics server's), so that
+  // only HandleSignals's sigwait sees them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // Debian's Abseil checks every mutex acquisition for lock-order cycles (a debugging aid that
+  // showed up in the load benchmark's profile); the daemon's lock order is fixed.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  Args a;
+  if (absl::Status parsed = ParseArgs(argc, argv, a); !parsed.ok()) {
+    if (parsed.code() == absl::StatusCode::kCancelled) return 0;  // --help
+    std::cerr << "taot-planner: error: " << parsed.message() << " (see taot-planner --help)\n";
     return 2;
   }
   absl::Status configured = Configure(a);
@@ -225,7 +286,7 @@ int Main(int argc, char** argv) {
        {"experts", std::to_string(a.job.experts)}, {"planner", a.job.planner},
        {"tls", a.tls_cert.empty() ? "off" : (a.tls_client_ca.empty() ? "on" : "mutual")},
        {"token", a.token.empty() ? "none" : "required"}});
-  std::thread terminator(AwaitTermination, std::ref(*server), a.grace_s, signals);
+  std::thread terminator(HandleSignals, argc, argv, std::cref(a), std::ref(**job), std::ref(*server), signals);
   server->Wait();
   terminator.join();
   Log(LogLevel::kInfo, "stopped");

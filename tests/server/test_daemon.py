@@ -267,6 +267,50 @@ class DaemonTest(unittest.TestCase):
         finally:
             self.assertEqual(daemon.stop(), 0)
 
+    def test_config_file_and_sighup_reload(self):
+        config = os.path.join(self.tmp.name, "taot-planner.toml")
+
+        def write(planner, extra="", world_size=8):
+            with open(config, "w") as f:
+                f.write(f'job-id = "cfg"\nworld-size = {world_size}\nexperts = 32\nranks-per-node = 4\n'
+                        f'planner = "{planner}"\n{extra}')
+
+        def status():
+            proc = subprocess.run([CTL, "--address", daemon.address, "status"], capture_output=True, text=True,
+                                  timeout=30)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            return proc.stdout
+
+        def reload():
+            daemon.proc.send_signal(signal.SIGHUP)
+            time.sleep(0.5)
+
+        write("echo")
+        daemon = Daemon("--config", config)
+        try:
+            self.assertIn("planner echo (version 1)", status())
+            write("taot", 'param = ["target_imbalance_pct=5"]\n')
+            reload()
+            self.assertIn("planner taot (version 2) target_imbalance_pct=5", status())
+            write("magic")  # refused: the planner stays
+            reload()
+            self.assertIn("planner taot (version 2)", status())
+            write("taot", 'param = ["target_imbalance_pct=5"]\n', world_size=16)
+            reload()
+        finally:
+            self.assertEqual(daemon.stop(), 0)
+        log = "".join(daemon.log)
+        self.assertIn("reload: planner refused", log)
+        self.assertIn("magic", log)
+        self.assertIn("only after a restart", log)
+        # A flag on the command line wins over the file.
+        write("echo")
+        daemon = Daemon("--config", config, "--planner", "llep")
+        try:
+            self.assertIn("planner llep (version 1)", status())
+        finally:
+            self.assertEqual(daemon.stop(), 0)
+
     def test_bad_flags(self):
         for args, needle in ((["--world-size", "8", "--experts", "30"], "experts"),
                              (["--world-size", "8", "--experts", "32", "--planner", "magic"], "magic"),
