@@ -29,6 +29,7 @@
 #include "taot/server/log.h"
 #include "taot/server/metrics.h"
 #include "taot/server/planner_service.h"
+#include "taot/server/plugin_planner.h"
 
 namespace taot::server {
 namespace {
@@ -46,6 +47,7 @@ struct Args {
   std::string token_file;
   std::string tls_cert, tls_key, tls_client_ca;
   std::string config_file;
+  std::vector<std::string> plugins;
   // Filled by Configure.
   std::string token;
   std::shared_ptr<grpc::ServerCredentials> credentials;
@@ -156,6 +158,9 @@ absl::Status ParseArgs(int argc, char** argv, Args& a) {
   app.add_option("--tls-cert", a.tls_cert, "Server certificate (PEM) for TLS");
   app.add_option("--tls-key", a.tls_key, "Server private key (PEM) for TLS");
   app.add_option("--tls-client-ca", a.tls_client_ca, "CA (PEM) that signs client certificates: mutual TLS");
+  app.add_option("--plugin", a.plugins,
+                 "Planner plugin to load (a shared library, taot/planner_plugin.h; repeatable); its name joins "
+                 "--planner's choices");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -242,6 +247,18 @@ int Main(int argc, char** argv) {
     return 2;
   }
   absl::Status configured = Configure(a);
+  // The built-in planners, then the plugins.
+  PlannerRegistry planners = PlannerRegistry::BuiltIn();
+  for (const std::string& path : a.plugins) {
+    if (!configured.ok()) break;
+    absl::StatusOr<std::string> name = RegisterPlugin(path, planners);
+    if (!name.ok()) {
+      configured = name.status();
+      break;
+    }
+    Log(LogLevel::kInfo, "plugin loaded", {{"planner", *name}, {"path", path}});
+  }
+  a.job.registry = &planners;
   auto registry = std::make_shared<prometheus::Registry>();
   Metrics metrics(*registry);
   a.job.observer = &metrics;

@@ -20,7 +20,7 @@ absl::StatusOr<std::unique_ptr<Job>> Job::Create(JobConfig config) {
                                                    " entries, got ", config.node_of_rank->size()));
   }
   // The planner and its parameters are checked now, not at the first round.
-  if (auto planner = PlannerRegistry::BuiltIn().Create(config.planner, config.params); !planner.ok()) {
+  if (auto planner = config.registry->Create(config.planner, config.params); !planner.ok()) {
     return planner.status();
   }
   std::unique_ptr<Job> job(new Job(config));
@@ -44,6 +44,7 @@ absl::Status Job::Start(std::vector<int> node_of_rank) {
   rc.slots_per_rank = config_.slots_per_rank;
   rc.expert_bytes = config_.expert_bytes;
   rc.round_timeout = config_.round_timeout;
+  rc.registry = config_.registry;
   if (config_.observer != nullptr) rc.on_plan = [observer = config_.observer](const RoundPlan& p) { observer->OnPlan(p); };
   absl::StatusOr<std::unique_ptr<PlanRounds>> rounds = PlanRounds::Create(rc, planner_, params_, planner_version_);
   if (!rounds.ok()) return rounds.status();
@@ -104,7 +105,7 @@ absl::Status Job::SetPlanner(const std::string& name, const PlannerParams& param
     if (absl::Status s = rounds_->SetPlanner(name, params); !s.ok()) return s;
     planner_version_ = rounds_->planner().second;
   } else {
-    if (auto planner = PlannerRegistry::BuiltIn().Create(name, params); !planner.ok()) return planner.status();
+    if (auto planner = config_.registry->Create(name, params); !planner.ok()) return planner.status();
     ++planner_version_;
   }
   planner_ = name;

@@ -70,7 +70,7 @@ absl::Status PlanRounds::SetPlanner(const std::string& name, const PlannerParams
 }
 
 absl::Status PlanRounds::SetPlanner(const std::string& name, const PlannerParams& params, uint64_t version) {
-  absl::StatusOr<std::unique_ptr<Planner>> planner = PlannerRegistry::BuiltIn().Create(name, params);
+  absl::StatusOr<std::unique_ptr<Planner>> planner = config_.registry->Create(name, params);
   if (!planner.ok()) return planner.status();
   auto slot = std::make_shared<PlannerSlot>();
   slot->name = name;

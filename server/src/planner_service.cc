@@ -236,7 +236,7 @@ absl::Status AdminService::DoPlanCase(grpc::ServerContext*, const taot::v1::Plan
   const PlannerParams params = request->planner().empty()
                                    ? status.params
                                    : PlannerParams(request->params().begin(), request->params().end());
-  absl::StatusOr<std::unique_ptr<Planner>> planner = PlannerRegistry::BuiltIn().Create(name, params);
+  absl::StatusOr<std::unique_ptr<Planner>> planner = job_.config().registry->Create(name, params);
   if (!planner.ok()) return planner.status();
   absl::StatusOr<ScoredPlan> scored = RunPlanner(**planner, *parsed);
   if (!scored.ok()) return scored.status();

@@ -311,6 +311,24 @@ class DaemonTest(unittest.TestCase):
         finally:
             self.assertEqual(daemon.stop(), 0)
 
+    def test_planner_plugin(self):
+        plugin = os.path.join(BUILD, "server", "plugins", "libtaot_greedy_plugin.so")
+        daemon = Daemon("--job-id", "plug", "--world-size", "8", "--experts", "32", "--ranks-per-node", "4",
+                        "--plugin", plugin, "--planner", "greedy")
+        try:
+            self.assertTrue(any("plugin loaded" in line for line in daemon.log), daemon.log)
+            proc = subprocess.run([CTL, "--address", daemon.address, "plan", self.case_path], capture_output=True,
+                                  text=True, timeout=30)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertRegex(proc.stdout, r"^greedy: [1-9]\d* replicas")
+        finally:
+            self.assertEqual(daemon.stop(), 0)
+        broken = os.path.join(BUILD, "tests", "server", "libtaot_broken_plugin.so")
+        proc = subprocess.run([DAEMON, "--job-id", "x", "--world-size", "8", "--experts", "32", "--plugin", broken],
+                              capture_output=True, text=True, timeout=30)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("probe request is refused", proc.stderr)
+
     def test_bad_flags(self):
         for args, needle in ((["--world-size", "8", "--experts", "30"], "experts"),
                              (["--world-size", "8", "--experts", "32", "--planner", "magic"], "magic"),

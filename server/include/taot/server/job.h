@@ -44,6 +44,8 @@ struct JobConfig {
   std::string planner = "taot";
   PlannerParams params;
   JobObserver* observer = nullptr;  // not owned; outlives the job
+  // Where planners come from by name; not owned, outlives the job.
+  const PlannerRegistry* registry = &PlannerRegistry::BuiltIn();
 };
 
 // What a rank says about itself when it registers.

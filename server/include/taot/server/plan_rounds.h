@@ -60,6 +60,8 @@ struct RoundsConfig {
   // Called once for every round when its plan is published (under the rounds' lock: keep it
   // short; metrics).
   std::function<void(const RoundPlan&)> on_plan;
+  // Where planners come from by name (built-ins, and plugins the daemon registered).
+  const PlannerRegistry* registry = &PlannerRegistry::BuiltIn();
 };
 
 class PlanRounds {

@@ -1,0 +1,18 @@
+// Planner plugins (taot/planner_plugin.h) as planners of a registry: loaded once, probed, and
+// then created by name like any built-in.
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "taot/planner/registry.h"
+
+namespace taot::server {
+
+// Loads the shared library at `path`, checks its taot_planner_plugin_v1, plans a small probe
+// request with it (the plan must pass ValidatePlan), and registers it in `registry` under the
+// plugin's name, which it returns. Every failure is an error that names the path and the cause,
+// and leaves the registry as it was.
+absl::StatusOr<std::string> RegisterPlugin(const std::string& path, PlannerRegistry& registry);
+
+}  // namespace taot::server
