@@ -158,6 +158,9 @@ absl::Status ParseArgs(int argc, char** argv, Args& a) {
   app.add_option("--tls-cert", a.tls_cert, "Server certificate (PEM) for TLS");
   app.add_option("--tls-key", a.tls_key, "Server private key (PEM) for TLS");
   app.add_option("--tls-client-ca", a.tls_client_ca, "CA (PEM) that signs client certificates: mutual TLS");
+  app.add_flag("--predictive", a.job.predictive,
+               "Place every planned layer's next step from the start (WatchPlacements); otherwise from the first "
+               "watcher");
   app.add_option("--plugin", a.plugins,
                  "Planner plugin to load (a shared library, taot/planner_plugin.h; repeatable); its name joins "
                  "--planner's choices");

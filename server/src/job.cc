@@ -45,6 +45,7 @@ absl::Status Job::Start(std::vector<int> node_of_rank) {
   rc.expert_bytes = config_.expert_bytes;
   rc.round_timeout = config_.round_timeout;
   rc.registry = config_.registry;
+  rc.place = config_.predictive;
   if (config_.observer != nullptr) rc.on_plan = [observer = config_.observer](const RoundPlan& p) { observer->OnPlan(p); };
   absl::StatusOr<std::unique_ptr<PlanRounds>> rounds = PlanRounds::Create(rc, planner_, params_, planner_version_);
   if (!rounds.ok()) return rounds.status();

@@ -56,6 +56,10 @@ absl::StatusOr<std::unique_ptr<PlanRounds>> PlanRounds::Create(RoundsConfig conf
   if (config.max_layers <= 0) return absl::InvalidArgumentError("max_layers: must be >= 1");
   if (config.keep_steps < 0) return absl::InvalidArgumentError("keep_steps: must be >= 0");
   std::unique_ptr<PlanRounds> rounds(new PlanRounds(std::move(config)));
+  {
+    absl::MutexLock lock(&rounds->mu_);
+    rounds->placing_ = rounds->config_.place;
+  }
   if (absl::Status s = rounds->SetPlanner(planner, params, version); !s.ok()) return s;
   return rounds;
 }
@@ -160,6 +164,43 @@ void PlanRounds::PlanRound(RoundKey key, Round& round) {
   result->version = slot->version;
   result->planner = slot->name;
   Publish(round, std::move(result));
+  if (placing_) Place(key, round.load, *slot);
+}
+
+void PlanRounds::Place(RoundKey key, const LoadMatrix& load, PlannerSlot& slot) {
+  // As taot-sim's predictive mode: aim for no residual, since prefetched weights never stall
+  // and more replicas let the split follow loads that drift from the prediction.
+  PlanRequest request = RequestFor(config_, load);
+  request.target_imbalance_pct = 0;
+  mu_.Unlock();
+  absl::StatusOr<ScoredPlan> scored;
+  {
+    absl::MutexLock lock(&slot.mu);
+    scored = RunPlanner(*slot.planner, request);
+  }
+  mu_.Lock();
+  if (!scored.ok()) return;  // the round's own plan is out; a missing placement costs nothing
+  auto placement = std::make_shared<Placement>();
+  placement->key = {key.step + 1, key.layer};
+  placement->replicas = scored->plan.replicas;
+  placement->hash = PlanHash(Plan{placement->replicas, {}, false, std::nullopt});
+  placement->version = slot.version;
+  placement->sequence = ++placement_sequence_;
+  placements_.push_back(std::move(placement));
+  constexpr size_t kKept = 4096;
+  if (placements_.size() > kKept) placements_.erase(placements_.begin(), placements_.end() - kKept);
+}
+
+std::vector<std::shared_ptr<const Placement>> PlanRounds::WaitPlacements(uint64_t after, absl::Time wait_until) {
+  absl::MutexLock lock(&mu_);
+  placing_ = true;
+  auto fresh = [this, after]() { return placement_sequence_ > after; };
+  mu_.AwaitWithDeadline(absl::Condition(&fresh), wait_until);
+  std::vector<std::shared_ptr<const Placement>> out;
+  for (const auto& p : placements_) {
+    if (p->sequence > after) out.push_back(p);
+  }
+  return out;
 }
 
 absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::Await(RoundKey key, Round& round, absl::Time wait_until) {

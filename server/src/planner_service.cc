@@ -190,6 +190,38 @@ absl::Status PlannerService::DoStream(grpc::ServerContext* context,
   return absl::OkStatus();
 }
 
+grpc::Status PlannerService::WatchPlacements(grpc::ServerContext* context,
+                                             const taot::v1::WatchPlacementsRequest* request,
+                                             grpc::ServerWriter<taot::v1::Placement>* writer) {
+  return Serve(job_, "WatchPlacements", *context, token_, [&] { return DoWatchPlacements(context, request, writer); });
+}
+
+absl::Status PlannerService::DoWatchPlacements(grpc::ServerContext* context,
+                                               const taot::v1::WatchPlacementsRequest* request,
+                                               grpc::ServerWriter<taot::v1::Placement>* writer) {
+  absl::StatusOr<PlanRounds*> rounds = RoundsFor(request->job_id());
+  if (!rounds.ok()) return rounds.status();
+  // Short waits, so a cancelled client or a shutting-down server ends the stream soon.
+  uint64_t seen = 0;
+  while (!context->IsCancelled()) {
+    for (const auto& p : (*rounds)->WaitPlacements(seen, absl::Now() + absl::Milliseconds(100))) {
+      taot::v1::Placement out;
+      out.set_step(p->key.step);
+      out.set_layer(p->key.layer);
+      for (const Replica& r : p->replicas) {
+        taot::v1::Replica* m = out.add_replicas();
+        m->set_expert(r.expert);
+        m->set_rank(r.rank);
+      }
+      out.set_version(p->version);
+      out.set_hash(p->hash);
+      if (!writer->Write(out)) return absl::OkStatus();  // the client went away
+      seen = p->sequence;
+    }
+  }
+  return absl::OkStatus();
+}
+
 grpc::Status AdminService::GetStatus(grpc::ServerContext* context, const taot::v1::StatusRequest* request,
                                      taot::v1::StatusResponse* response) {
   return Serve(job_, "GetStatus", *context, token_, [&] { return DoGetStatus(context, request, response); });

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "taot/planner/plan_hash.h"
+#include "taot/planner/run_planner.h"
 #include "taot/sim/case_generator.h"
 
 namespace taot::server {
@@ -31,6 +32,7 @@ class PlannerServiceTest : public ::testing::Test {
     config.expert_bytes = request_.expert_bytes;
     config.node_of_rank = request_.topology.node_of_rank();
     config.round_timeout = absl::Milliseconds(200);
+    config.predictive = true;
     job_ = *Job::Create(config);
     planner_service_ = std::make_unique<PlannerService>(*job_);
     admin_service_ = std::make_unique<AdminService>(*job_);
@@ -252,6 +254,42 @@ TEST_F(PlannerServiceTest, ABadStreamMessageEndsTheStreamNamingTheLayer) {
   const grpc::Status s = stream->Finish();
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(s.error_message().find("layers[0]: load: must have 32 entries"), std::string::npos) << s.error_message();
+}
+
+TEST_F(PlannerServiceTest, PlacementsArePushedForTheNextStepOfEachPlannedLayer) {
+  grpc::ClientContext watch_context;
+  taot::v1::WatchPlacementsRequest watch;
+  watch.set_job_id("job-1");
+  auto reader = stub_->WatchPlacements(&watch_context, watch);
+  taot::v1::ReportMatrixRequest m;
+  m.set_job_id("job-1");
+  m.set_step(30);
+  m.set_layer(2);
+  m.set_ranks(8);
+  m.set_experts(32);
+  for (int64_t n : request_.load.data()) m.add_counts(n);
+  taot::v1::Plan plan;
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->ReportMatrix(&context, m, &plan).ok());
+  }
+  taot::v1::Placement placement;
+  ASSERT_TRUE(reader->Read(&placement));
+  EXPECT_EQ(placement.step(), 31);
+  EXPECT_EQ(placement.layer(), 2);
+  // The replicas taot places at target 0 on that load.
+  PlanRequest zero = request_;
+  zero.target_imbalance_pct = 0;
+  auto planner = PlannerRegistry::BuiltIn().Create("taot");
+  const Plan expected = RunPlanner(**planner, zero)->plan;
+  ASSERT_EQ(placement.replicas_size(), static_cast<int>(expected.replicas.size()));
+  for (int i = 0; i < placement.replicas_size(); ++i) {
+    EXPECT_EQ(placement.replicas(i).expert(), expected.replicas[i].expert);
+    EXPECT_EQ(placement.replicas(i).rank(), expected.replicas[i].rank);
+  }
+  EXPECT_EQ(placement.hash(), PlanHash(Plan{expected.replicas, {}, false, std::nullopt}));
+  watch_context.TryCancel();
+  reader->Finish();
 }
 
 TEST_F(PlannerServiceTest, AdminShowsStatusSwapsThePlannerAndPlansACase) {

@@ -46,6 +46,8 @@ struct JobConfig {
   JobObserver* observer = nullptr;  // not owned; outlives the job
   // Where planners come from by name; not owned, outlives the job.
   const PlannerRegistry* registry = &PlannerRegistry::BuiltIn();
+  // Predictive mode from the start: every planned layer also places its next step.
+  bool predictive = false;
 };
 
 // What a rank says about itself when it registers.

@@ -47,6 +47,17 @@ struct RoundPlan {
   std::string reason;
 };
 
+// The predictive mode's push (DESIGN.md): the replicas to prefetch for a coming (step, layer),
+// placed from the loads of the same layer's latest planned round. Ranks split their actual
+// tokens over them at the layer (SplitOverReplicas), with no planner call on the critical path.
+struct Placement {
+  RoundKey key;  // the round it is for
+  std::vector<Replica> replicas;
+  uint64_t hash = 0;  // PlanHash of a plan with these replicas and no assignments
+  uint64_t version = 0;
+  uint64_t sequence = 0;  // counts up from 1 over everything published
+};
+
 struct RoundsConfig {
   Topology topology;
   int experts = 0;
@@ -62,6 +73,8 @@ struct RoundsConfig {
   std::function<void(const RoundPlan&)> on_plan;
   // Where planners come from by name (built-ins, and plugins the daemon registered).
   const PlannerRegistry* registry = &PlannerRegistry::BuiltIn();
+  // Place every planned layer's next step from the start (else from the first WaitPlacements).
+  bool place = false;
 };
 
 class PlanRounds {
@@ -92,6 +105,12 @@ class PlanRounds {
   // The whole R x E matrix of a round at once (a trainer that all-gathered it); rows already
   // reported must match it.
   absl::StatusOr<std::shared_ptr<const RoundPlan>> ReportMatrix(RoundKey key, const LoadMatrix& load);
+
+  // Placements with a sequence above `after`, oldest first, waiting until one exists or
+  // `wait_until` passes (then none). While a caller is waiting or has waited recently, every
+  // planned round also places its layer's next step (the planning rank's thread does it after
+  // the round's plan is out).
+  std::vector<std::shared_ptr<const Placement>> WaitPlacements(uint64_t after, absl::Time wait_until);
 
   // The planner in use and its configuration version.
   std::pair<std::string, uint64_t> planner() const;
@@ -128,6 +147,8 @@ class PlanRounds {
   absl::StatusOr<std::shared_ptr<const RoundPlan>> Await(RoundKey key, Round& round, absl::Time wait_until)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Publish(Round& round, std::shared_ptr<const RoundPlan> result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Places (step + 1, layer) from `round`'s loads, outside the lock, and publishes it.
+  void Place(RoundKey key, const LoadMatrix& load, PlannerSlot& slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const RoundsConfig config_;
   mutable absl::Mutex mu_;
@@ -135,6 +156,10 @@ class PlanRounds {
   int64_t newest_step_ ABSL_GUARDED_BY(mu_) = -1;
   std::vector<std::shared_ptr<const RoundPlan>> recent_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<PlannerSlot> planner_ ABSL_GUARDED_BY(mu_);
+  // The predictive push: on once anyone waits for placements; the latest ones, oldest first.
+  bool placing_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::shared_ptr<const Placement>> placements_ ABSL_GUARDED_BY(mu_);
+  uint64_t placement_sequence_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // A submitted row's round, kept alive until awaited.

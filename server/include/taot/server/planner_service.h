@@ -27,10 +27,14 @@ class PlannerService final : public taot::v1::Planner::Service {
                             taot::v1::Plan* response) override;
   grpc::Status Stream(grpc::ServerContext* context,
                       grpc::ServerReaderWriter<taot::v1::Plan, taot::v1::StreamRequest>* stream) override;
+  grpc::Status WatchPlacements(grpc::ServerContext* context, const taot::v1::WatchPlacementsRequest* request,
+                               grpc::ServerWriter<taot::v1::Placement>* writer) override;
 
  private:
   absl::Status DoStream(grpc::ServerContext* context,
                         grpc::ServerReaderWriter<taot::v1::Plan, taot::v1::StreamRequest>* stream);
+  absl::Status DoWatchPlacements(grpc::ServerContext* context, const taot::v1::WatchPlacementsRequest* request,
+                                 grpc::ServerWriter<taot::v1::Placement>* writer);
   // The RPCs' bodies; the overrides count each outcome (JobObserver::OnRequest).
   absl::Status DoRegisterRank(grpc::ServerContext* context, const taot::v1::RegisterRankRequest* request,
                               taot::v1::RegisterRankResponse* response);
