@@ -60,6 +60,18 @@ class PlannerServiceTest : public ::testing::Test {
     return r;
   }
 
+  // The case's whole matrix for (step, layer).
+  taot::v1::ReportMatrixRequest Matrix(int64_t step, int layer) const {
+    taot::v1::ReportMatrixRequest m;
+    m.set_job_id("job-1");
+    m.set_step(step);
+    m.set_layer(layer);
+    m.set_ranks(8);
+    m.set_experts(32);
+    for (int64_t n : request_.load.data()) m.add_counts(n);
+    return m;
+  }
+
   grpc::Status Call(const taot::v1::ReportLoadRequest& request, taot::v1::Plan& plan,
                     std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
     grpc::ClientContext context;
@@ -156,12 +168,7 @@ TEST_F(PlannerServiceTest, OversizedMessagesAndStaleStepsAreRefused) {
     const grpc::Status s = stub_->ReportMatrix(&context, big, &plan);
     EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
   }
-  taot::v1::ReportMatrixRequest m;
-  m.set_job_id("job-1");
-  m.set_step(10);
-  m.set_ranks(8);
-  m.set_experts(32);
-  for (int64_t n : request_.load.data()) m.add_counts(n);
+  const taot::v1::ReportMatrixRequest m = Matrix(10, 0);
   {
     grpc::ClientContext context;
     ASSERT_TRUE(stub_->ReportMatrix(&context, m, &plan).ok());
@@ -178,13 +185,7 @@ TEST_F(PlannerServiceTest, TheCallersDeadlineIsHonoured) {
 }
 
 TEST_F(PlannerServiceTest, TheWholeMatrixPlansInOneCall) {
-  taot::v1::ReportMatrixRequest m;
-  m.set_job_id("job-1");
-  m.set_step(4);
-  m.set_layer(1);
-  m.set_ranks(8);
-  m.set_experts(32);
-  for (int64_t n : request_.load.data()) m.add_counts(n);
+  const taot::v1::ReportMatrixRequest m = Matrix(4, 1);
   taot::v1::Plan plan;
   grpc::ClientContext context;
   ASSERT_TRUE(stub_->ReportMatrix(&context, m, &plan).ok());
@@ -261,13 +262,7 @@ TEST_F(PlannerServiceTest, PlacementsArePushedForTheNextStepOfEachPlannedLayer) 
   taot::v1::WatchPlacementsRequest watch;
   watch.set_job_id("job-1");
   auto reader = stub_->WatchPlacements(&watch_context, watch);
-  taot::v1::ReportMatrixRequest m;
-  m.set_job_id("job-1");
-  m.set_step(30);
-  m.set_layer(2);
-  m.set_ranks(8);
-  m.set_experts(32);
-  for (int64_t n : request_.load.data()) m.add_counts(n);
+  const taot::v1::ReportMatrixRequest m = Matrix(30, 2);
   taot::v1::Plan plan;
   {
     grpc::ClientContext context;
