@@ -104,7 +104,7 @@ absl::Status Job::SetPlanner(const std::string& name, const PlannerParams& param
   absl::MutexLock lock(&mu_);
   if (rounds_) {
     if (absl::Status s = rounds_->SetPlanner(name, params); !s.ok()) return s;
-    planner_version_ = rounds_->planner().second;
+    planner_version_ = rounds_->planner().version;
   } else {
     if (auto planner = config_.registry->Create(name, params); !planner.ok()) return planner.status();
     ++planner_version_;
@@ -125,7 +125,14 @@ JobStatus Job::Status() const {
   s.planner = planner_;
   s.planner_version = planner_version_;
   s.params = params_;
-  if (rounds_) s.recent = rounds_->RecentPlans(16);
+  if (rounds_) {
+    // The rounds' planner is the truth: it may have dropped a failing one for its predecessor.
+    PlanRounds::PlannerInUse in_use = rounds_->planner();
+    s.planner = std::move(in_use.name);
+    s.planner_version = in_use.version;
+    s.params = std::move(in_use.params);
+    s.recent = rounds_->RecentPlans(16);
+  }
   return s;
 }
 

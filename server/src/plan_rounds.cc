@@ -6,6 +6,7 @@
 #include "taot/planner/plan_hash.h"
 #include "taot/planner/plan_request.h"
 #include "taot/planner/run_planner.h"
+#include "taot/server/log.h"
 
 namespace taot::server {
 namespace {
@@ -78,16 +79,18 @@ absl::Status PlanRounds::SetPlanner(const std::string& name, const PlannerParams
   if (!planner.ok()) return planner.status();
   auto slot = std::make_shared<PlannerSlot>();
   slot->name = name;
+  slot->params = params;
   slot->planner = *std::move(planner);
   slot->version = version;
   absl::MutexLock lock(&mu_);
+  previous_ = std::move(planner_);
   planner_ = std::move(slot);
   return absl::OkStatus();
 }
 
-std::pair<std::string, uint64_t> PlanRounds::planner() const {
+PlanRounds::PlannerInUse PlanRounds::planner() const {
   absl::MutexLock lock(&mu_);
-  return {planner_->name, planner_->version};
+  return {planner_->name, planner_->version, planner_->params};
 }
 
 absl::Status PlanRounds::CheckKey(RoundKey key) const {
@@ -153,7 +156,15 @@ void PlanRounds::PlanRound(RoundKey key, Round& round) {
   }
   mu_.Lock();
   if (!scored.ok()) {
-    Publish(round, Fallback(key, round.load, absl::StrCat("planner ", slot->name, " failed: ", scored.status().message())));
+    std::string reason = absl::StrCat("planner ", slot->name, " failed: ", scored.status().message());
+    // A planner that fails (a plugin's invalid plan) is dropped for the one before it, if any.
+    if (slot == planner_ && previous_ != nullptr) {
+      absl::StrAppend(&reason, "; back to planner ", previous_->name);
+      Log(LogLevel::kError, "planner failed; back to the previous one",
+          {{"planner", slot->name}, {"previous", previous_->name}, {"error", std::string(scored.status().message())}});
+      planner_ = std::move(previous_);
+    }
+    Publish(round, Fallback(key, round.load, std::move(reason)));
     return;
   }
   auto result = std::make_shared<RoundPlan>();

@@ -1,5 +1,7 @@
 /* A plugin that loads but plans wrongly (a replica on its expert's home rank): the daemon must
- * refuse it and keep its planner. For the tests only. */
+ * refuse it and keep its planner. Built twice: "broken" always plans wrongly (refused at the
+ * probe); "sly" (TAOT_SLY) plans nothing on small requests, so it passes the probe, and
+ * wrongly on larger ones (dropped at its first bad plan). For the tests only. */
 #include "taot/planner_plugin.h"
 
 static taot_plugin_result_t init(void** context, const char* const* keys, const char* const* values, int32_t count,
@@ -11,13 +13,23 @@ static taot_plugin_result_t init(void** context, const char* const* keys, const 
 
 static taot_plugin_result_t make_plan(void* context, const taot_plan_request_v1* request, taot_plan_v1* plan,
                                       char* error, int32_t error_size) {
-  (void)context, (void)request, (void)error, (void)error_size;
+  (void)context, (void)error, (void)error_size;
+  plan->replica_count = 0;
+  plan->assignment_count = 0;
+#ifdef TAOT_SLY
+  if (request->ranks <= 4) return TAOT_PLUGIN_OK;
+#else
+  (void)request;
+#endif
   plan->replicas[0] = (taot_replica_v1){0, 0};
   plan->replica_count = 1;
-  plan->assignment_count = 0;
   return TAOT_PLUGIN_OK;
 }
 
 static void destroy(void* context) { (void)context; }
 
+#ifdef TAOT_SLY
+const taot_planner_plugin_v1 taotPlannerPlugin_v1 = {"sly", init, make_plan, destroy};
+#else
 const taot_planner_plugin_v1 taotPlannerPlugin_v1 = {"broken", init, make_plan, destroy};
+#endif

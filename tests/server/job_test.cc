@@ -87,7 +87,8 @@ TEST(JobTest, PlannerSwapsBeforeAndAfterTheRoundsStartCountOneVersionEach) {
   EXPECT_EQ(job->Status().planner, "echo");
   EXPECT_EQ(job->Status().planner_version, 2u);
   for (int r = 0; r < 4; ++r) ASSERT_TRUE(job->Register(Info(r, r < 2 ? "a" : "b")).ok());
-  EXPECT_EQ((*job->Rounds())->planner(), (std::pair<std::string, uint64_t>{"echo", 2}));
+  EXPECT_EQ((*job->Rounds())->planner().name, "echo");
+  EXPECT_EQ((*job->Rounds())->planner().version, 2u);
   ASSERT_TRUE(job->SetPlanner("taot", {{"target_imbalance_pct", "5"}}).ok());
   EXPECT_EQ(job->Status().planner_version, 3u);
   EXPECT_EQ(job->Status().params.at("target_imbalance_pct"), "5");

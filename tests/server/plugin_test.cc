@@ -74,5 +74,28 @@ TEST(PluginTest, AJobSwapsToAPluginByNameAndKeepsItsPlannerOnAnUnknownOne) {
   EXPECT_FALSE((*plan)->fallback);
 }
 
+TEST(PluginTest, APluginThatPlansWronglyLaterIsDroppedForThePreviousPlanner) {
+  PlannerRegistry registry = PlannerRegistry::BuiltIn();
+  ASSERT_TRUE(RegisterPlugin(TAOT_SLY_PLUGIN, registry).ok());  // passes the probe
+  JobConfig config;
+  config.job_id = "p";
+  config.world_size = 16;
+  config.experts = 64;
+  config.node_of_rank = Skewed().topology.node_of_rank();
+  config.registry = &registry;
+  std::unique_ptr<Job> job = *Job::Create(config);
+  PlanRounds& rounds = **job->Rounds();
+  ASSERT_TRUE(job->SetPlanner("sly", {}).ok());
+  auto first = rounds.ReportMatrix({0, 0}, Skewed().load);
+  ASSERT_TRUE(first.ok());
+  EXPECT_TRUE((*first)->fallback);
+  EXPECT_NE((*first)->reason.find("back to planner taot"), std::string::npos) << (*first)->reason;
+  auto second = rounds.ReportMatrix({0, 1}, Skewed().load);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ((*second)->planner, "taot");
+  EXPECT_FALSE((*second)->fallback);
+  EXPECT_EQ(job->Status().planner, "taot");
+}
+
 }  // namespace
 }  // namespace taot::server

@@ -85,7 +85,8 @@ class PlanRounds {
                                                             const PlannerParams& params = {}, uint64_t version = 1);
 
   // Swaps the planner (the next round to be planned uses it; a round being planned finishes with
-  // the old one). On error the old planner stays.
+  // the old one). On error the old planner stays. A planner that later fails on a round (a
+  // plugin's invalid plan) is dropped for the one before it, and the round gets the fallback.
   absl::Status SetPlanner(const std::string& name, const PlannerParams& params);
 
   // Rank `rank`'s row of the round; blocks until the round is planned or its deadline passes
@@ -112,8 +113,13 @@ class PlanRounds {
   // the round's plan is out).
   std::vector<std::shared_ptr<const Placement>> WaitPlacements(uint64_t after, absl::Time wait_until);
 
-  // The planner in use and its configuration version.
-  std::pair<std::string, uint64_t> planner() const;
+  // The planner in use, its configuration version and parameters.
+  struct PlannerInUse {
+    std::string name;
+    uint64_t version = 0;
+    PlannerParams params;
+  };
+  PlannerInUse planner() const;
 
   // The most recent planned rounds, newest first, at most `n`.
   std::vector<std::shared_ptr<const RoundPlan>> RecentPlans(size_t n) const;
@@ -121,6 +127,7 @@ class PlanRounds {
  private:
   struct PlannerSlot {
     std::string name;
+    PlannerParams params;
     uint64_t version = 0;
     std::unique_ptr<Planner> planner;
     absl::Mutex mu;  // planners keep buffers: one plan at a time each
@@ -156,6 +163,7 @@ class PlanRounds {
   int64_t newest_step_ ABSL_GUARDED_BY(mu_) = -1;
   std::vector<std::shared_ptr<const RoundPlan>> recent_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<PlannerSlot> planner_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<PlannerSlot> previous_ ABSL_GUARDED_BY(mu_);  // what a failing planner falls back to
   // The predictive push: on once anyone waits for placements; the latest ones, oldest first.
   bool placing_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::shared_ptr<const Placement>> placements_ ABSL_GUARDED_BY(mu_);
