@@ -18,6 +18,17 @@ PlanRequest Skewed() {
   return sim::GenerateCase(o).value().request;
 }
 
+// A 16-rank job planning with `registry`'s planners.
+std::unique_ptr<Job> JobOn(const PlannerRegistry& registry) {
+  JobConfig config;
+  config.job_id = "p";
+  config.world_size = 16;
+  config.experts = 64;
+  config.node_of_rank = Skewed().topology.node_of_rank();
+  config.registry = &registry;
+  return *Job::Create(config);
+}
+
 TEST(PluginTest, TheExamplePluginLoadsPlansValidlyAndTakesParameters) {
   PlannerRegistry registry = PlannerRegistry::BuiltIn();
   absl::StatusOr<std::string> name = RegisterPlugin(TAOT_GREEDY_PLUGIN, registry);
@@ -59,13 +70,7 @@ TEST(PluginTest, BrokenOrForeignLibrariesAreRefusedWithTheirPathAndCause) {
 TEST(PluginTest, AJobSwapsToAPluginByNameAndKeepsItsPlannerOnAnUnknownOne) {
   PlannerRegistry registry = PlannerRegistry::BuiltIn();
   ASSERT_TRUE(RegisterPlugin(TAOT_GREEDY_PLUGIN, registry).ok());
-  JobConfig config;
-  config.job_id = "p";
-  config.world_size = 16;
-  config.experts = 64;
-  config.node_of_rank = Skewed().topology.node_of_rank();
-  config.registry = &registry;
-  std::unique_ptr<Job> job = *Job::Create(config);
+  std::unique_ptr<Job> job = JobOn(registry);
   ASSERT_TRUE(job->SetPlanner("greedy", {}).ok());
   EXPECT_FALSE(job->SetPlanner("broken", {}).ok());
   auto plan = (*job->Rounds())->ReportMatrix({0, 0}, Skewed().load);
@@ -77,13 +82,7 @@ TEST(PluginTest, AJobSwapsToAPluginByNameAndKeepsItsPlannerOnAnUnknownOne) {
 TEST(PluginTest, APluginThatPlansWronglyLaterIsDroppedForThePreviousPlanner) {
   PlannerRegistry registry = PlannerRegistry::BuiltIn();
   ASSERT_TRUE(RegisterPlugin(TAOT_SLY_PLUGIN, registry).ok());  // passes the probe
-  JobConfig config;
-  config.job_id = "p";
-  config.world_size = 16;
-  config.experts = 64;
-  config.node_of_rank = Skewed().topology.node_of_rank();
-  config.registry = &registry;
-  std::unique_ptr<Job> job = *Job::Create(config);
+  std::unique_ptr<Job> job = JobOn(registry);
   PlanRounds& rounds = **job->Rounds();
   ASSERT_TRUE(job->SetPlanner("sly", {}).ok());
   auto first = rounds.ReportMatrix({0, 0}, Skewed().load);
