@@ -46,7 +46,12 @@ absl::Status Job::Start(std::vector<int> node_of_rank) {
   rc.round_timeout = config_.round_timeout;
   rc.registry = config_.registry;
   rc.place = config_.predictive;
-  if (config_.observer != nullptr) rc.on_plan = [observer = config_.observer](const RoundPlan& p) { observer->OnPlan(p); };
+  if (config_.observer != nullptr) {
+    rc.on_plan = [observer = config_.observer](const RoundPlan& p) { observer->OnPlan(p); };
+    rc.on_planner_dropped = [observer = config_.observer](const std::string& name, uint64_t version) {
+      observer->OnPlanner(name, version);
+    };
+  }
   absl::StatusOr<std::unique_ptr<PlanRounds>> rounds = PlanRounds::Create(rc, planner_, params_, planner_version_);
   if (!rounds.ok()) return rounds.status();
   nodes_ = rc.topology.nodes();

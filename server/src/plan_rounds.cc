@@ -163,6 +163,7 @@ void PlanRounds::PlanRound(RoundKey key, Round& round) {
       Log(LogLevel::kError, "planner failed; back to the previous one",
           {{"planner", slot->name}, {"previous", previous_->name}, {"error", std::string(scored.status().message())}});
       planner_ = std::move(previous_);
+      if (config_.on_planner_dropped) config_.on_planner_dropped(planner_->name, planner_->version);
     }
     Publish(round, Fallback(key, round.load, std::move(reason)));
     return;

@@ -18,9 +18,23 @@ PlanRequest Skewed() {
   return sim::GenerateCase(o).value().request;
 }
 
+// Remembers the last planner the job announced.
+class LastPlanner final : public JobObserver {
+ public:
+  void OnPlan(const RoundPlan&) override {}
+  void OnRegistered(int) override {}
+  void OnPlanner(const std::string& name, uint64_t) override { name_ = name; }
+  void OnRequest(std::string_view, const absl::Status&) override {}
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+};
+
 // A 16-rank job planning with `registry`'s planners.
-std::unique_ptr<Job> JobOn(const PlannerRegistry& registry) {
+std::unique_ptr<Job> JobOn(const PlannerRegistry& registry, JobObserver* observer = nullptr) {
   JobConfig config;
+  config.observer = observer;
   config.job_id = "p";
   config.world_size = 16;
   config.experts = 64;
@@ -82,9 +96,11 @@ TEST(PluginTest, AJobSwapsToAPluginByNameAndKeepsItsPlannerOnAnUnknownOne) {
 TEST(PluginTest, APluginThatPlansWronglyLaterIsDroppedForThePreviousPlanner) {
   PlannerRegistry registry = PlannerRegistry::BuiltIn();
   ASSERT_TRUE(RegisterPlugin(TAOT_SLY_PLUGIN, registry).ok());  // passes the probe
-  std::unique_ptr<Job> job = JobOn(registry);
+  LastPlanner observer;
+  std::unique_ptr<Job> job = JobOn(registry, &observer);
   PlanRounds& rounds = **job->Rounds();
   ASSERT_TRUE(job->SetPlanner("sly", {}).ok());
+  EXPECT_EQ(observer.name(), "sly");
   auto first = rounds.ReportMatrix({0, 0}, Skewed().load);
   ASSERT_TRUE(first.ok());
   EXPECT_TRUE((*first)->fallback);
@@ -94,6 +110,7 @@ TEST(PluginTest, APluginThatPlansWronglyLaterIsDroppedForThePreviousPlanner) {
   EXPECT_EQ((*second)->planner, "taot");
   EXPECT_FALSE((*second)->fallback);
   EXPECT_EQ(job->Status().planner, "taot");
+  EXPECT_EQ(observer.name(), "taot");  // the metrics' active planner follows
 }
 
 }  // namespace

@@ -71,6 +71,8 @@ struct RoundsConfig {
   // Called once for every round when its plan is published (under the rounds' lock: keep it
   // short; metrics).
   std::function<void(const RoundPlan&)> on_plan;
+  // Called (under the rounds' lock) when a failing planner is dropped for the previous one.
+  std::function<void(const std::string& name, uint64_t version)> on_planner_dropped;
   // Where planners come from by name (built-ins, and plugins the daemon registered).
   const PlannerRegistry* registry = &PlannerRegistry::BuiltIn();
   // Place every planned layer's next step from the start (else from the first WaitPlacements).
