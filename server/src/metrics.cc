@@ -6,10 +6,13 @@ namespace taot::server {
 namespace {
 
 // Plan latency buckets: 1 us to ~1 s, doubling (plans take microseconds to milliseconds).
-prometheus::Histogram::BucketBoundaries PlanBuckets() {
-  prometheus::Histogram::BucketBoundaries b;
-  for (double s = 1e-6; s < 2; s *= 2) b.push_back(s);
-  return b;
+const prometheus::Histogram::BucketBoundaries& PlanBuckets() {
+  static const prometheus::Histogram::BucketBoundaries kBuckets = [] {
+    prometheus::Histogram::BucketBoundaries b;
+    for (double s = 1e-6; s < 2; s *= 2) b.push_back(s);
+    return b;
+  }();
+  return kBuckets;
 }
 
 }  // namespace

@@ -142,19 +142,23 @@ void PlanRounds::Publish(Round& round, std::shared_ptr<const RoundPlan> result) 
   if (recent_.size() > kRecentPlans) recent_.pop_back();
 }
 
-void PlanRounds::PlanRound(RoundKey key, Round& round) {
-  round.state = State::kPlanning;
-  std::shared_ptr<PlannerSlot> slot = planner_;
-  const PlanRequest request = RequestFor(config_, round.load);
-  // Plan without holding the rounds' lock: other rounds go on meanwhile, and the round's own
-  // waiters see kPlanning and keep waiting (the caller holds the round alive).
+absl::StatusOr<ScoredPlan> PlanRounds::PlanUnlocked(PlannerSlot& slot, const PlanRequest& request) {
+  // Other rounds go on meanwhile; the planner itself keeps buffers, so one plan at a time each.
   mu_.Unlock();
   absl::StatusOr<ScoredPlan> scored;
   {
-    absl::MutexLock lock(&slot->mu);
-    scored = RunPlanner(*slot->planner, request);
+    absl::MutexLock lock(&slot.mu);
+    scored = RunPlanner(*slot.planner, request);
   }
   mu_.Lock();
+  return scored;
+}
+
+void PlanRounds::PlanRound(RoundKey key, Round& round) {
+  round.state = State::kPlanning;
+  std::shared_ptr<PlannerSlot> slot = planner_;
+  // The round's own waiters see kPlanning and keep waiting (the caller holds the round alive).
+  absl::StatusOr<ScoredPlan> scored = PlanUnlocked(*slot, RequestFor(config_, round.load));
   if (!scored.ok()) {
     std::string reason = absl::StrCat("planner ", slot->name, " failed: ", scored.status().message());
     // A planner that fails (a plugin's invalid plan) is dropped for the one before it, if any.
@@ -184,13 +188,7 @@ void PlanRounds::Place(RoundKey key, const LoadMatrix& load, PlannerSlot& slot) 
   // and more replicas let the split follow loads that drift from the prediction.
   PlanRequest request = RequestFor(config_, load);
   request.target_imbalance_pct = 0;
-  mu_.Unlock();
-  absl::StatusOr<ScoredPlan> scored;
-  {
-    absl::MutexLock lock(&slot.mu);
-    scored = RunPlanner(*slot.planner, request);
-  }
-  mu_.Lock();
+  absl::StatusOr<ScoredPlan> scored = PlanUnlocked(slot, std::move(request));
   if (!scored.ok()) return;  // the round's own plan is out; a missing placement costs nothing
   auto placement = std::make_shared<Placement>();
   placement->key = {key.step + 1, key.layer};

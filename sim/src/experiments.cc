@@ -422,6 +422,11 @@ absl::Status Frontier(const Context& ctx) {
                                            Num(ctx.base.workload.burst_rate), ", seed ", ctx.base.workload.seed)}});
 }
 
+absl::Status UnknownExperiment(const std::string& name) {
+  return absl::NotFoundError(
+      absl::StrCat("unknown experiment '", name, "' (known: ", absl::StrJoin(ExperimentNames(), ", "), ")"));
+}
+
 absl::Status Dispatch(const Context& ctx) {
   const std::string& n = ctx.name;
   if (n == "table1") return Table1(ctx);
@@ -449,8 +454,7 @@ absl::Status Dispatch(const Context& ctx) {
         "Modelled speedup over no replication with K guest slots per rank and layer (the memory each rank lends "
         "to hot experts).");
   }
-  return absl::NotFoundError(
-      absl::StrCat("unknown experiment '", n, "' (known: ", absl::StrJoin(ExperimentNames(), ", "), ")"));
+  return UnknownExperiment(n);
 }
 
 }  // namespace
@@ -462,8 +466,7 @@ const std::vector<std::string>& ExperimentNames() {
 
 absl::Status RunExperiment(const std::string& name, const ExperimentOptions& options) {
   if (std::find(ExperimentNames().begin(), ExperimentNames().end(), name) == ExperimentNames().end()) {
-    return absl::NotFoundError(
-        absl::StrCat("unknown experiment '", name, "' (known: ", absl::StrJoin(ExperimentNames(), ", "), ")"));
+    return UnknownExperiment(name);
   }
   if (!options.base.trace.empty()) {
     return absl::InvalidArgumentError(

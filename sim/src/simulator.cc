@@ -96,27 +96,27 @@ absl::Status Run::Microbatch(int step, int layer, int mb, LayerState& state, Tot
   const bool predictive = sc_.mode == PlanningMode::kPredictive;
   PlanRequest request = Request(w_.Load(step, layer, mb), predictive ? predicted_[layer] : state.resident);
   if (sc_.reuse_chosen_target) request.target_imbalance_pct = state.chosen_target;
-  Plan plan;
-  double plan_us = 0;
+  ScoredPlan scored;
   if (predictive) {
     const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<Plan> split = SplitOverReplicas(request, request.resident);
-    plan_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    const double split_us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     if (!split.ok()) return split.status();
-    plan = *std::move(split);
+    scored.plan = *std::move(split);
+    scored.score = Score(request, scored.plan, split_us);
   } else {
-    absl::StatusOr<ScoredPlan> scored = RunPlanner(planner_, request);
-    if (!scored.ok()) return scored.status();
-    plan = std::move(scored->plan);
-    plan_us = scored->score.plan_time_us;
+    absl::StatusOr<ScoredPlan> planned = RunPlanner(planner_, request);
+    if (!planned.ok()) return planned.status();
+    scored = *std::move(planned);
   }
+  const Plan& plan = scored.plan;
   state.resident = plan.replicas;
   if (plan.chosen_target_pct) state.chosen_target = plan.chosen_target_pct;
   if (totals == nullptr) return absl::OkStatus();
-  const Scorecard score = Score(request, plan, plan_us);
   const LayerTime t = ModelLayerTime(sc_.cluster, sc_.model, request, plan, mb == shape_.microbatches - 1);
-  totals->Add(score, t, DenseForwardUs(sc_, request.load), plan);
-  totals->plan_us.push_back(plan_us);
+  totals->Add(scored.score, t, DenseForwardUs(sc_, request.load), plan);
+  totals->plan_us.push_back(scored.score.plan_time_us);
   return absl::OkStatus();
 }
 

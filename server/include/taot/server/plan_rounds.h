@@ -22,6 +22,7 @@
 #include "taot/planner/plan.h"
 #include "taot/planner/planner.h"
 #include "taot/planner/registry.h"
+#include "taot/planner/run_planner.h"
 #include "taot/planner/scorecard.h"
 #include "taot/planner/topology.h"
 
@@ -156,6 +157,9 @@ class PlanRounds {
   absl::StatusOr<std::shared_ptr<const RoundPlan>> Await(RoundKey key, Round& round, absl::Time wait_until)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Publish(Round& round, std::shared_ptr<const RoundPlan> result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Runs `slot`'s planner on `request` with the rounds' lock released.
+  absl::StatusOr<ScoredPlan> PlanUnlocked(PlannerSlot& slot, const PlanRequest& request)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Places (step + 1, layer) from `round`'s loads, outside the lock, and publishes it.
   void Place(RoundKey key, const LoadMatrix& load, PlannerSlot& slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -174,9 +178,6 @@ class PlanRounds {
 
 // A submitted row's round, kept alive until awaited.
 class PlanRounds::Ticket {
- public:
-  RoundKey key() const { return key_; }
-
  private:
   friend class PlanRounds;
   Ticket(RoundKey key, std::shared_ptr<Round> round) : key_(key), round_(std::move(round)) {}
