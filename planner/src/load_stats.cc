@@ -34,12 +34,16 @@ std::vector<int64_t> RankLoadsBefore(const PlanRequest& request) {
   return loads;
 }
 
+void MoveGuestTokens(const PlanRequest& request, const Plan& plan, std::span<int64_t> rank_loads) {
+  for (const Assignment& a : plan.assignments) {
+    rank_loads[request.home_of(a.expert)] -= a.tokens;
+    rank_loads[a.rank] += a.tokens;
+  }
+}
+
 std::vector<int64_t> RankLoadsAfter(const PlanRequest& request, const Plan& plan) {
   std::vector<int64_t> loads = RankLoadsBefore(request);
-  for (const Assignment& a : plan.assignments) {
-    loads[request.home_of(a.expert)] -= a.tokens;
-    loads[a.rank] += a.tokens;
-  }
+  MoveGuestTokens(request, plan, loads);
   return loads;
 }
 

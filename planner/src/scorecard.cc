@@ -1,6 +1,7 @@
 #include "taot/planner/scorecard.h"
 
 #include <algorithm>
+#include <numeric>
 #include <set>
 
 #include "taot/planner/load_stats.h"
@@ -38,8 +39,14 @@ void CountDispatch(const PlanRequest& request, const Plan& plan, Scorecard& scor
       score.tokens_inter_node += tokens;
     }
   };
+  // Each home's experts are contiguous in a row: one classification per (source, home).
+  const int per_home = request.experts_per_rank();
   for (int s = 0; s < request.ranks(); ++s) {
-    for (int e = 0; e < request.experts; ++e) add(s, request.home_of(e), request.load.at(s, e));
+    const std::span<const int64_t> row = request.load.row(s);
+    for (int h = 0; h < request.ranks(); ++h) {
+      const auto first = row.begin() + static_cast<std::ptrdiff_t>(h) * per_home;
+      add(s, h, std::accumulate(first, first + per_home, int64_t{0}));
+    }
   }
   // Guest tokens were counted at home above; move them to their guest.
   for (const Assignment& a : plan.assignments) {
@@ -57,7 +64,8 @@ double EffectiveTarget(const PlanRequest& request) {
 Scorecard Score(const PlanRequest& request, const Plan& plan, double plan_time_us) {
   Scorecard score;
   const std::vector<int64_t> before = RankLoadsBefore(request);
-  const std::vector<int64_t> after = RankLoadsAfter(request, plan);
+  std::vector<int64_t> after = before;
+  MoveGuestTokens(request, plan, after);
   score.imbalance_before_pct = ImbalancePct(before);
   score.imbalance_after_pct = ImbalancePct(after);
   score.target_imbalance_pct = plan.chosen_target_pct.value_or(EffectiveTarget(request));

@@ -62,7 +62,76 @@ absl::StatusOr<std::unique_ptr<PlanRounds>> PlanRounds::Create(RoundsConfig conf
     rounds->placing_ = rounds->config_.place;
   }
   if (absl::Status s = rounds->SetPlanner(planner, params, version); !s.ok()) return s;
+  rounds->timer_ = std::thread([r = rounds.get()] { r->RunTimer(); });
   return rounds;
+}
+
+PlanRounds::~PlanRounds() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    timer_cv_.Signal();
+  }
+  if (timer_.joinable()) timer_.join();
+}
+
+void PlanRounds::RunTimer() {
+  absl::MutexLock lock(&mu_);
+  while (true) {
+    const absl::Time now = absl::Now();
+    absl::Time next = absl::InfiniteFuture();
+    std::erase_if(timed_, [&](const auto& entry) {
+      const auto& [key, round] = entry;
+      if (round->state != State::kCollecting) return true;  // its planner publishes it
+      if (!stopping_ && now < round->deadline) {
+        next = std::min(next, round->deadline);
+        return false;
+      }
+      Publish(*round, Fallback(key, round->load,
+                               stopping_ ? std::string("the daemon is stopping")
+                                         : absl::StrCat(round->missing, " of ", config_.topology.ranks(),
+                                                        " ranks had not reported at the round's deadline")));
+      return true;
+    });
+    if (!settled_.empty()) {
+      mu_.Unlock();
+      RunSettled();
+      mu_.Lock();
+      continue;
+    }
+    if (stopping_) return;
+    timer_wakes_ = next;
+    timer_cv_.WaitWithDeadline(&mu_, next);
+    timer_wakes_ = absl::InfiniteFuture();
+  }
+}
+
+void PlanRounds::RunSettled() {
+  std::vector<std::pair<SettledCallback, std::shared_ptr<const RoundPlan>>> ready;
+  {
+    absl::MutexLock lock(&mu_);
+    ready.swap(settled_);
+  }
+  for (auto& [done, plan] : ready) done(std::move(plan));
+}
+
+void PlanRounds::WhenSettled(const Ticket& ticket, SettledCallback done) {
+  std::shared_ptr<const RoundPlan> settled;
+  {
+    absl::MutexLock lock(&mu_);
+    Round& round = *ticket.round_;
+    if (round.state != State::kDone) {
+      round.waiters.push_back(std::move(done));
+      if (round.state == State::kCollecting && round.waiters.size() == 1) {
+        timed_.emplace_back(ticket.key_, ticket.round_);
+        // Deadlines grow with creation: only an idle timer needs waking.
+        if (timer_wakes_ == absl::InfiniteFuture()) timer_cv_.Signal();
+      }
+      return;
+    }
+    settled = round.result;
+  }
+  done(std::move(settled));
 }
 
 absl::Status PlanRounds::SetPlanner(const std::string& name, const PlannerParams& params) {
@@ -138,6 +207,8 @@ void PlanRounds::Publish(Round& round, std::shared_ptr<const RoundPlan> result) 
   if (config_.on_plan) config_.on_plan(*result);
   round.result = result;
   round.state = State::kDone;
+  for (SettledCallback& done : round.waiters) settled_.emplace_back(std::move(done), result);
+  round.waiters.clear();
   recent_.insert(recent_.begin(), std::move(result));
   if (recent_.size() > kRecentPlans) recent_.pop_back();
 }
@@ -243,6 +314,12 @@ absl::StatusOr<PlanRounds::Ticket> PlanRounds::SubmitRow(RoundKey key, int rank,
     return absl::InvalidArgumentError(absl::StrCat("rank: must be in [0, ", R, "), got ", rank));
   }
   if (absl::Status s = CheckRow(row, config_.experts); !s.ok()) return s;
+  absl::StatusOr<Ticket> ticket = SubmitCheckedRow(key, rank, row);
+  RunSettled();  // the row may have completed the round
+  return ticket;
+}
+
+absl::StatusOr<PlanRounds::Ticket> PlanRounds::SubmitCheckedRow(RoundKey key, int rank, std::span<const int64_t> row) {
   absl::MutexLock lock(&mu_);
   absl::StatusOr<std::shared_ptr<Round>> found = FindOrCreate(key);
   if (!found.ok()) return found.status();
@@ -261,8 +338,13 @@ absl::StatusOr<PlanRounds::Ticket> PlanRounds::SubmitRow(RoundKey key, int rank,
 }
 
 absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::Await(const Ticket& ticket, absl::Time wait_until) {
-  absl::MutexLock lock(&mu_);
-  return Await(ticket.key_, *ticket.round_, wait_until);
+  absl::StatusOr<std::shared_ptr<const RoundPlan>> plan;
+  {
+    absl::MutexLock lock(&mu_);
+    plan = Await(ticket.key_, *ticket.round_, wait_until);
+  }
+  RunSettled();  // this wait may have published the fallback
+  return plan;
 }
 
 absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::ReportRow(RoundKey key, int rank,
@@ -273,7 +355,7 @@ absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::ReportRow(RoundKey 
   return Await(*ticket, wait_until);
 }
 
-absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::ReportMatrix(RoundKey key, const LoadMatrix& load) {
+absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::ReportMatrix(RoundKey key, LoadMatrix load) {
   if (absl::Status s = CheckKey(key); !s.ok()) return s;
   const int R = config_.topology.ranks();
   if (load.sources() != R || load.experts() != config_.experts) {
@@ -285,6 +367,13 @@ absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::ReportMatrix(RoundK
       return absl::InvalidArgumentError(absl::StrCat("load[", s, "]", st.message().substr(4)));
     }
   }
+  absl::StatusOr<std::shared_ptr<const RoundPlan>> plan = ReportCheckedMatrix(key, std::move(load));
+  RunSettled();  // ranks that reported rows of this round may be waiting
+  return plan;
+}
+
+absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::ReportCheckedMatrix(RoundKey key, LoadMatrix load) {
+  const int R = config_.topology.ranks();
   absl::MutexLock lock(&mu_);
   absl::StatusOr<std::shared_ptr<Round>> found = FindOrCreate(key);
   if (!found.ok()) return found.status();
@@ -297,7 +386,7 @@ absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::ReportMatrix(RoundK
     }
   }
   if (round.state == State::kCollecting) {
-    round.load = load;
+    round.load = std::move(load);
     std::fill(round.reported.begin(), round.reported.end(), 1);
     round.missing = 0;
     PlanRound(key, round);

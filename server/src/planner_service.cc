@@ -1,28 +1,19 @@
 #include "taot/server/planner_service.h"
 
-#include <chrono>
+#include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "google/protobuf/arena.h"
 #include "taot/planner/case_json.h"
 #include "taot/planner/plan_hash.h"
 #include "taot/planner/run_planner.h"
 
 namespace taot::server {
-namespace {
-
-// The call's deadline as an absl::Time (none: wait as long as the round takes).
-absl::Time CallDeadline(const grpc::ServerContext& context) {
-  const std::chrono::system_clock::time_point deadline = context.deadline();
-  if (deadline == std::chrono::system_clock::time_point::max()) return absl::InfiniteFuture();
-  return absl::FromChrono(deadline);
-}
-
-}  // namespace
 
 // The job token, when the daemon has one, must come as "authorization: Bearer <token>"; the
 // comparison takes the same time wherever the first difference is.
-absl::Status CheckToken(const grpc::ServerContext& context, const std::string& token) {
+absl::Status CheckToken(const grpc::ServerContextBase& context, const std::string& token) {
   if (token.empty()) return absl::OkStatus();
   const auto& metadata = context.client_metadata();
   const auto it = metadata.find("authorization");
@@ -110,65 +101,160 @@ absl::Status PlannerService::DoRegisterRank(grpc::ServerContext*, const taot::v1
   return absl::OkStatus();
 }
 
-grpc::Status PlannerService::ReportLoad(grpc::ServerContext* context, const taot::v1::ReportLoadRequest* request,
-                                        taot::v1::Plan* response) {
-  return Serve(job_, "ReportLoad", *context, token_, [&] { return DoReportLoad(context, request, response); });
-}
+namespace {
 
-absl::Status PlannerService::DoReportLoad(grpc::ServerContext* context, const taot::v1::ReportLoadRequest* request,
-                                        taot::v1::Plan* response) {
-  absl::StatusOr<PlanRounds*> rounds = RoundsFor(request->job_id());
-  if (!rounds.ok()) return rounds.status();
-  const auto& counts = request->counts();
-  absl::StatusOr<std::shared_ptr<const RoundPlan>> plan =
-      (*rounds)->ReportRow({request->step(), request->layer()}, request->rank(),
-                           std::span<const int64_t>(counts.data(), static_cast<size_t>(counts.size())),
-                           CallDeadline(*context));
-  if (!plan.ok()) return plan.status();
-  ToProto(**plan, *response);
+// A request from raw bytes; the error names the message type.
+template <typename Message>
+absl::Status Parse(const grpc::ByteBuffer& bytes, Message& message) {
+  grpc::ByteBuffer copy(bytes);  // shares the slices; Deserialize consumes its argument
+  if (!grpc::SerializationTraits<Message>::Deserialize(&copy, &message).ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("request: not a valid ", message.GetTypeName(), " message"));
+  }
   return absl::OkStatus();
 }
 
-grpc::Status PlannerService::ReportMatrix(grpc::ServerContext* context, const taot::v1::ReportMatrixRequest* request,
-                                          taot::v1::Plan* response) {
-  return Serve(job_, "ReportMatrix", *context, token_, [&] { return DoReportMatrix(context, request, response); });
+// The plan's shared wire bytes, without copying them: the slice keeps the plan alive until
+// gRPC has sent it.
+grpc::Slice WireSlice(std::shared_ptr<const RoundPlan> plan) {
+  const std::string& wire = plan->Wire(EncodePlan);
+  auto* keep = new std::shared_ptr<const RoundPlan>(std::move(plan));
+  return grpc::Slice(const_cast<char*>(wire.data()), wire.size(),
+                     [](void* p) { delete static_cast<std::shared_ptr<const RoundPlan>*>(p); }, keep);
 }
 
-absl::Status PlannerService::DoReportMatrix(grpc::ServerContext*, const taot::v1::ReportMatrixRequest* request,
-                                          taot::v1::Plan* response) {
-  absl::StatusOr<PlanRounds*> rounds = RoundsFor(request->job_id());
-  if (!rounds.ok()) return rounds.status();
-  const int64_t ranks = request->ranks(), experts = request->experts();
-  if (ranks <= 0 || experts <= 0 || ranks * experts != request->counts_size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("counts: must hold ranks x experts = ", ranks, " x ", experts, " entries, got ",
-                                     request->counts_size()));
+grpc::ByteBuffer WireBuffer(std::shared_ptr<const RoundPlan> plan) {
+  grpc::Slice slice = WireSlice(std::move(plan));
+  return grpc::ByteBuffer(&slice, 1);
+}
+
+// A StreamResponse made of the plans' shared wire bytes. In protobuf's encoding a repeated
+// message field is, per element, its key (field 1, length-delimited: 0x0A), the length as a
+// varint, then the element's bytes; so the encoded plans go in as they are.
+grpc::ByteBuffer StreamResponseBuffer(std::vector<std::shared_ptr<const RoundPlan>> plans) {
+  std::vector<grpc::Slice> slices;
+  for (std::shared_ptr<const RoundPlan>& plan : plans) {
+    uint64_t size = plan->Wire(EncodePlan).size();
+    std::string head(1, '\x0A');
+    for (; size >= 0x80; size >>= 7) head.push_back(static_cast<char>((size & 0x7F) | 0x80));
+    head.push_back(static_cast<char>(size));
+    slices.emplace_back(head);
+    slices.push_back(WireSlice(std::move(plan)));
   }
-  LoadMatrix load(static_cast<int>(ranks), static_cast<int>(experts));
-  for (int s = 0; s < ranks; ++s) {
-    for (int e = 0; e < experts; ++e) load.at(s, e) = request->counts(static_cast<int>(s * experts + e));
-  }
-  absl::StatusOr<std::shared_ptr<const RoundPlan>> plan =
-      (*rounds)->ReportMatrix({request->step(), request->layer()}, load);
-  if (!plan.ok()) return plan.status();
-  ToProto(**plan, *response);
-  return absl::OkStatus();
+  return grpc::ByteBuffer(slices.data(), slices.size());
 }
 
-grpc::Status PlannerService::Stream(grpc::ServerContext* context,
-                                    grpc::ServerReaderWriter<taot::v1::Plan, taot::v1::StreamRequest>* stream) {
-  return Serve(job_, "Stream", *context, token_, [&] { return DoStream(context, stream); });
+// What the client saw when it went away first: its deadline, or a cancellation.
+absl::Status Outcome(const grpc::CallbackServerContext& context, absl::Status status) {
+  if (status.ok() && context.IsCancelled()) return absl::CancelledError("the client went away before its plan");
+  return status;
 }
 
-absl::Status PlannerService::DoStream(grpc::ServerContext* context,
-                                      grpc::ServerReaderWriter<taot::v1::Plan, taot::v1::StreamRequest>* stream) {
-  taot::v1::StreamRequest request;
-  std::vector<PlanRounds::Ticket> tickets;
-  while (stream->Read(&request)) {
+}  // namespace
+
+std::string EncodePlan(const RoundPlan& plan) {
+  // The arena makes the message's many small parts one allocation, freed at once.
+  google::protobuf::Arena arena;
+  auto* message = google::protobuf::Arena::CreateMessage<taot::v1::Plan>(&arena);
+  ToProto(plan, *message);
+  return message->SerializeAsString();
+}
+
+void PlannerService::Finish(grpc::ServerUnaryReactor* reactor, std::string_view rpc, const absl::Status& status) {
+  if (JobObserver* observer = job_.observer()) observer->OnRequest(rpc, status);
+  reactor->Finish(ToGrpc(status));
+}
+
+grpc::ServerUnaryReactor* PlannerService::ReportLoad(grpc::CallbackServerContext* context,
+                                                     const grpc::ByteBuffer* bytes, grpc::ByteBuffer* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  taot::v1::ReportLoadRequest request;
+  absl::StatusOr<PlanRounds::Ticket> ticket = [&]() -> absl::StatusOr<PlanRounds::Ticket> {
+    if (absl::Status s = CheckToken(*context, token_); !s.ok()) return s;
+    if (absl::Status s = Parse(*bytes, request); !s.ok()) return s;
     absl::StatusOr<PlanRounds*> rounds = RoundsFor(request.job_id());
     if (!rounds.ok()) return rounds.status();
-    // Every row first, then the waits: the rounds of all the message's layers fill together.
-    tickets.clear();
+    const auto& counts = request.counts();
+    return (*rounds)->SubmitRow({request.step(), request.layer()}, request.rank(),
+                                std::span<const int64_t>(counts.data(), static_cast<size_t>(counts.size())));
+  }();
+  if (!ticket.ok()) {
+    Finish(reactor, "ReportLoad", ticket.status());
+    return reactor;
+  }
+  // A call whose deadline passes first is ended by gRPC itself (DEADLINE_EXCEEDED); its row
+  // still counts, and the settled plan is then dropped.
+  job_.Rounds().value()->WhenSettled(*ticket, [this, context, reactor, response](std::shared_ptr<const RoundPlan> plan) {
+    *response = WireBuffer(std::move(plan));
+    Finish(reactor, "ReportLoad", Outcome(*context, absl::OkStatus()));
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* PlannerService::ReportMatrix(grpc::CallbackServerContext* context,
+                                                       const grpc::ByteBuffer* bytes, grpc::ByteBuffer* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::StatusOr<std::shared_ptr<const RoundPlan>> plan = [&]() -> absl::StatusOr<std::shared_ptr<const RoundPlan>> {
+    if (absl::Status s = CheckToken(*context, token_); !s.ok()) return s;
+    taot::v1::ReportMatrixRequest request;
+    if (absl::Status s = Parse(*bytes, request); !s.ok()) return s;
+    absl::StatusOr<PlanRounds*> rounds = RoundsFor(request.job_id());
+    if (!rounds.ok()) return rounds.status();
+    const int64_t ranks = request.ranks(), experts = request.experts();
+    if (ranks <= 0 || experts <= 0 || ranks * experts != request.counts_size()) {
+      return absl::InvalidArgumentError(absl::StrCat("counts: must hold ranks x experts = ", ranks, " x ", experts,
+                                                     " entries, got ", request.counts_size()));
+    }
+    LoadMatrix load(static_cast<int>(ranks), static_cast<int>(experts));
+    for (int s = 0; s < ranks; ++s) {
+      std::copy_n(request.counts().begin() + s * experts, experts, load.row(s).begin());
+    }
+    // The whole matrix is here: the round plans in this call, on gRPC's callback thread.
+    return (*rounds)->ReportMatrix({request.step(), request.layer()}, std::move(load));
+  }();
+  if (plan.ok()) *response = WireBuffer(*std::move(plan));
+  Finish(reactor, "ReportMatrix", plan.status());
+  return reactor;
+}
+
+// One rank's stream: read a message (one step, several layers), submit every row, and once all
+// their rounds settle, write one response with their plans in the message's order; then read the
+// next. The reactor holds no thread while it waits.
+class PlannerService::StreamReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+ public:
+  StreamReactor(PlannerService& service, grpc::CallbackServerContext* context) : service_(service) {
+    if (absl::Status s = CheckToken(*context, service_.token_); !s.ok()) {
+      End(s);
+      return;
+    }
+    StartRead(&in_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      End(absl::OkStatus());  // the client is done writing
+      return;
+    }
+    if (absl::Status s = Submit(); !s.ok()) End(s);
+  }
+
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      End(absl::CancelledError("the client closed the stream"));
+      return;
+    }
+    StartRead(&in_);
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  // Every row first, then the waits: the rounds of all the message's layers fill together.
+  absl::Status Submit() {
+    taot::v1::StreamRequest request;
+    if (absl::Status s = Parse(in_, request); !s.ok()) return s;
+    absl::StatusOr<PlanRounds*> rounds = service_.RoundsFor(request.job_id());
+    if (!rounds.ok()) return rounds.status();
+    std::vector<PlanRounds::Ticket> tickets;
     for (int i = 0; i < request.layers_size(); ++i) {
       const taot::v1::LayerLoad& layer = request.layers(i);
       absl::StatusOr<PlanRounds::Ticket> ticket = (*rounds)->SubmitRow(
@@ -179,15 +265,48 @@ absl::Status PlannerService::DoStream(grpc::ServerContext* context,
       }
       tickets.push_back(*std::move(ticket));
     }
-    for (const PlanRounds::Ticket& ticket : tickets) {
-      absl::StatusOr<std::shared_ptr<const RoundPlan>> plan = (*rounds)->Await(ticket, CallDeadline(*context));
-      if (!plan.ok()) return plan.status();
-      taot::v1::Plan out;
-      ToProto(**plan, out);
-      if (!stream->Write(out)) return absl::CancelledError("the client closed the stream");
+    if (tickets.empty()) {
+      StartRead(&in_);
+      return absl::OkStatus();
     }
+    {
+      absl::MutexLock lock(&mu_);
+      plans_.assign(tickets.size(), nullptr);
+      unsettled_ = tickets.size();
+    }
+    for (size_t i = 0; i < tickets.size(); ++i) {
+      (*rounds)->WhenSettled(tickets[i], [this, i](std::shared_ptr<const RoundPlan> plan) { Settled(i, std::move(plan)); });
+    }
+    return absl::OkStatus();
   }
-  return absl::OkStatus();
+
+  void Settled(size_t i, std::shared_ptr<const RoundPlan> plan) {
+    std::vector<std::shared_ptr<const RoundPlan>> plans;
+    {
+      absl::MutexLock lock(&mu_);
+      plans_[i] = std::move(plan);
+      if (--unsettled_ > 0) return;
+      plans.swap(plans_);
+    }
+    out_ = StreamResponseBuffer(std::move(plans));
+    StartWrite(&out_);
+  }
+
+  void End(const absl::Status& status) {
+    if (JobObserver* observer = service_.job_.observer()) observer->OnRequest("Stream", status);
+    Finish(ToGrpc(status));
+  }
+
+  PlannerService& service_;
+  grpc::ByteBuffer in_, out_;
+  absl::Mutex mu_;
+  std::vector<std::shared_ptr<const RoundPlan>> plans_ ABSL_GUARDED_BY(mu_);
+  size_t unsettled_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* PlannerService::Stream(
+    grpc::CallbackServerContext* context) {
+  return new StreamReactor(*this, context);
 }
 
 grpc::Status PlannerService::WatchPlacements(grpc::ServerContext* context,

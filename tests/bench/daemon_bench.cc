@@ -6,7 +6,7 @@
 //   matrix: one ReportMatrix per (step, layer) carrying the R x E matrix (one client).
 // A round is one (step, layer) for every rank (stream: one step's L layers); its time runs from
 // the first rank's send to the last rank's plan. Prints a markdown table (docs/performance.md).
-//   build/tests/bench/daemon_bench [--ranks 8,64,256] [--rounds 200]
+//   build/tests/bench/daemon_bench [--ranks 8,64,256] [--rounds 200] [--paths unary,stream,matrix]
 #include <algorithm>
 #include <barrier>
 #include <chrono>
@@ -14,6 +14,8 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -46,16 +48,42 @@ class BareService final : public taot::bench::Bare::Service {
     return grpc::Status::OK;
   }
   grpc::Status Stream(grpc::ServerContext*,
-                      grpc::ServerReaderWriter<taot::v1::Plan, taot::v1::StreamRequest>* stream) override {
+                      grpc::ServerReaderWriter<taot::v1::StreamResponse, taot::v1::StreamRequest>* stream) override {
     taot::v1::StreamRequest request;
     while (stream->Read(&request)) {
-      for (int i = 0; i < request.layers_size(); ++i) stream->Write(plan_);
+      taot::v1::StreamResponse response;
+      for (int i = 0; i < request.layers_size(); ++i) *response.add_plans() = plan_;
+      stream->Write(response);
     }
     return grpc::Status::OK;
   }
 
  private:
   taot::v1::Plan plan_;
+};
+
+[[noreturn]] void Fail(const std::string& what) {
+  std::cerr << "daemon_bench: " << what << "\n";
+  std::abort();
+}
+
+// Every rank of a round gets exactly one plan, and the same one: the round's (step, layer), not
+// a fallback, one hash.
+class Agreement {
+ public:
+  explicit Agreement(size_t rounds) : hashes_(rounds) {}
+  void Check(size_t round, int64_t step, int layer, const taot::v1::Plan& plan) {
+    if (plan.fallback()) Fail("a fallback plan: " + plan.fallback_reason());
+    if (plan.step() != step || plan.layer() != layer) Fail("a plan for another (step, layer)");
+    std::lock_guard<std::mutex> lock(mu_);
+    std::optional<uint64_t>& hash = hashes_[round];
+    if (!hash) hash = plan.hash();
+    if (*hash != plan.hash()) Fail("ranks of one round got different plans");
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::optional<uint64_t>> hashes_;
 };
 
 struct Percentiles {
@@ -102,7 +130,11 @@ struct Row {
   Percentiles taot, bare;
 };
 
-void Bench(int R, int rounds, std::vector<Row>& rows) {
+struct Paths {
+  bool unary = true, stream = true, matrix = true;
+};
+
+void Bench(int R, int rounds, const Paths& paths, std::vector<Row>& rows) {
   taot::sim::CaseOptions o;
   o.ranks = R;
   o.experts = kExperts;
@@ -154,28 +186,33 @@ void Bench(int R, int rounds, std::vector<Row>& rows) {
     return q;
   };
   int64_t step = 0;
-  // Unary.
-  const Percentiles unary = RunRounds(R, rounds, [&](int r, int i) {
-    grpc::ClientContext context;
-    taot::v1::Plan plan;
-    if (!stubs[r]->ReportLoad(&context, row_request(r, step + i / kLayers, i % kLayers), &plan).ok()) std::abort();
-  });
-  step += rounds;
-  const Percentiles unary_bare = RunRounds(R, rounds, [&](int r, int i) {
-    grpc::ClientContext context;
-    taot::v1::Plan plan;
-    if (!bare_stubs[r]->Unary(&context, row_request(r, 0, i % kLayers), &plan).ok()) std::abort();
-  });
-  rows.push_back({"unary, 1 layer per call", R, unary, unary_bare});
+  if (paths.unary) {
+    Agreement agreement(rounds);
+    const Percentiles unary = RunRounds(R, rounds, [&](int r, int i) {
+      grpc::ClientContext context;
+      taot::v1::Plan plan;
+      const int64_t s = step + i / kLayers;
+      if (!stubs[r]->ReportLoad(&context, row_request(r, s, i % kLayers), &plan).ok()) Fail("ReportLoad failed");
+      agreement.Check(i, s, i % kLayers, plan);
+    });
+    step += rounds;
+    const Percentiles unary_bare = RunRounds(R, rounds, [&](int r, int i) {
+      grpc::ClientContext context;
+      taot::v1::Plan plan;
+      if (!bare_stubs[r]->Unary(&context, row_request(r, 0, i % kLayers), &plan).ok()) Fail("Bare.Unary failed");
+    });
+    rows.push_back({"unary, 1 layer per call", R, unary, unary_bare});
+  }
   // Streams: one message per rank per step with all layers.
   auto stream_rounds = [&](auto& stub_list, bool daemon) {
     std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
-    std::vector<std::unique_ptr<grpc::ClientReaderWriter<taot::v1::StreamRequest, taot::v1::Plan>>> streams;
+    std::vector<std::unique_ptr<grpc::ClientReaderWriter<taot::v1::StreamRequest, taot::v1::StreamResponse>>> streams;
     for (int r = 0; r < R; ++r) {
       contexts.push_back(std::make_unique<grpc::ClientContext>());
       streams.push_back(stub_list[r]->Stream(contexts.back().get()));
     }
     const int steps = std::max(1, rounds / kLayers);
+    Agreement agreement(static_cast<size_t>(steps) * kLayers);
     const Percentiles p = RunRounds(R, steps, [&](int r, int i) {
       taot::v1::StreamRequest q;
       q.set_job_id("bench");
@@ -187,39 +224,45 @@ void Bench(int R, int rounds, std::vector<Row>& rows) {
         for (int64_t n : request.load.row(r)) l->add_counts(n);
       }
       streams[r]->Write(q);
-      taot::v1::Plan plan;
-      for (int layer = 0; layer < kLayers; ++layer) {
-        if (!streams[r]->Read(&plan)) std::abort();
+      taot::v1::StreamResponse plans;
+      if (!streams[r]->Read(&plans) || plans.plans_size() != kLayers) Fail("Stream lost a response or a plan");
+      for (int layer = 0; daemon && layer < kLayers; ++layer) {
+        agreement.Check(static_cast<size_t>(i) * kLayers + layer, step + i, layer, plans.plans(layer));
       }
     });
     for (auto& s : streams) {
       s->WritesDone();
-      s->Finish();
+      if (!s->Finish().ok()) Fail("Stream did not finish cleanly");
     }
     return p;
   };
-  const Percentiles stream = stream_rounds(stubs, true);
-  step += rounds;
-  const Percentiles stream_bare = stream_rounds(bare_stubs, false);
-  rows.push_back({"stream, 8 layers per message", R, stream, stream_bare});
-  // The whole matrix from one client.
-  taot::v1::ReportMatrixRequest m;
-  m.set_job_id("bench");
-  m.set_ranks(R);
-  m.set_experts(kExperts);
-  for (int64_t n : request.load.data()) m.add_counts(n);
-  const Percentiles matrix = RunRounds(1, rounds, [&](int, int i) {
-    m.set_step(step + i);
-    grpc::ClientContext context;
-    taot::v1::Plan plan;
-    if (!stubs[0]->ReportMatrix(&context, m, &plan).ok()) std::abort();
-  });
-  const Percentiles matrix_bare = RunRounds(1, rounds, [&](int, int) {
-    grpc::ClientContext context;
-    taot::v1::Plan plan;
-    if (!bare_stubs[0]->Matrix(&context, m, &plan).ok()) std::abort();
-  });
-  rows.push_back({"whole matrix, 1 call per layer", R, matrix, matrix_bare});
+  if (paths.stream) {
+    const Percentiles stream = stream_rounds(stubs, true);
+    step += rounds;
+    const Percentiles stream_bare = stream_rounds(bare_stubs, false);
+    rows.push_back({"stream, 8 layers per message", R, stream, stream_bare});
+  }
+  if (paths.matrix) {
+    // The whole matrix from one client.
+    taot::v1::ReportMatrixRequest m;
+    m.set_job_id("bench");
+    m.set_ranks(R);
+    m.set_experts(kExperts);
+    for (int64_t n : request.load.data()) m.add_counts(n);
+    const Percentiles matrix = RunRounds(1, rounds, [&](int, int i) {
+      m.set_step(step + i);
+      grpc::ClientContext context;
+      taot::v1::Plan plan;
+      if (!stubs[0]->ReportMatrix(&context, m, &plan).ok()) Fail("ReportMatrix failed");
+      if (plan.fallback() || plan.step() != step + i) Fail("ReportMatrix returned another round's plan or a fallback");
+    });
+    const Percentiles matrix_bare = RunRounds(1, rounds, [&](int, int) {
+      grpc::ClientContext context;
+      taot::v1::Plan plan;
+      if (!bare_stubs[0]->Matrix(&context, m, &plan).ok()) Fail("Bare.Matrix failed");
+    });
+    rows.push_back({"whole matrix, 1 call per layer", R, matrix, matrix_bare});
+  }
   server->Shutdown();
 }
 
@@ -234,11 +277,17 @@ int main(int argc, char** argv) {
   int rounds = 200;
   app.add_option("--ranks", ranks, "Rank counts")->delimiter(',');
   app.add_option("--rounds", rounds, "Rounds per path (stream: rounds / 8 messages)");
+  std::vector<std::string> names = {"unary", "stream", "matrix"};
+  app.add_option("--paths", names, "Paths to measure")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"unary", "stream", "matrix"}));
   CLI11_PARSE(app, argc, argv);
+  auto chosen = [&](const char* name) { return std::find(names.begin(), names.end(), name) != names.end(); };
+  const Paths paths{chosen("unary"), chosen("stream"), chosen("matrix")};
   std::vector<Row> rows;
   for (int R : ranks) {
     std::cerr << "R = " << R << " ...\n";
-    Bench(R, rounds, rows);
+    Bench(R, rounds, paths, rows);
   }
   std::printf("| path | R | taot p50 ms | taot p99 ms | rounds/s | floor p50 ms | floor p99 ms | floor rounds/s | p50 / floor |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|\n");

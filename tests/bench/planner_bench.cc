@@ -11,6 +11,10 @@
 #include <tuple>
 
 #include "taot/planner/layer_time.h"
+#include "taot/planner/plan_hash.h"
+#include "taot/planner/plan_validator.h"
+#include "taot/planner/run_planner.h"
+#include "taot/planner/scorecard.h"
 #include "taot/planner/registry.h"
 #include "taot/planner/split_over_replicas.h"
 #include "taot/sim/case_generator.h"
@@ -78,6 +82,40 @@ void BM_SplitOverReplicas(benchmark::State& state, int ranks, int experts) {
 BENCHMARK_CAPTURE(BM_SplitOverReplicas, EP16, 16, 128)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_SplitOverReplicas, EP64, 64, 256)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_LayerTime, EP64, 64, 256)->Unit(benchmark::kMicrosecond);
+
+// What the daemon does around each plan (RunPlanner: check the request, plan, check the plan,
+// canonicalize, score), against taot's MakePlan alone and the pieces one by one.
+void BM_RunPlanner(benchmark::State& state, int ranks, int experts) {
+  const taot::PlanRequest& request = Case(ranks, experts);
+  std::unique_ptr<taot::Planner> p = taot::PlannerRegistry::BuiltIn().Create("taot").value();
+  for (auto _ : state) benchmark::DoNotOptimize(taot::RunPlanner(*p, request));
+}
+void BM_ValidatePlan(benchmark::State& state, int ranks, int experts) {
+  const taot::PlanRequest& request = Case(ranks, experts);
+  const taot::Plan plan = taot::PlannerRegistry::BuiltIn().Create("taot").value()->MakePlan(request).value();
+  for (auto _ : state) benchmark::DoNotOptimize(taot::ValidatePlan(request, plan));
+}
+void BM_ValidateRequest(benchmark::State& state, int ranks, int experts) {
+  const taot::PlanRequest& request = Case(ranks, experts);
+  for (auto _ : state) benchmark::DoNotOptimize(taot::ValidateRequest(request));
+}
+void BM_Score(benchmark::State& state, int ranks, int experts) {
+  const taot::PlanRequest& request = Case(ranks, experts);
+  const taot::Plan plan = taot::PlannerRegistry::BuiltIn().Create("taot").value()->MakePlan(request).value();
+  for (auto _ : state) benchmark::DoNotOptimize(taot::Score(request, plan, 0));
+}
+void BM_PlanHash(benchmark::State& state, int ranks, int experts) {
+  const taot::PlanRequest& request = Case(ranks, experts);
+  const taot::Plan plan = taot::PlannerRegistry::BuiltIn().Create("taot").value()->MakePlan(request).value();
+  for (auto _ : state) benchmark::DoNotOptimize(taot::PlanHash(plan));
+}
+BENCHMARK_CAPTURE(BM_Plan, taot_EP8_E256, "taot", taot::PlannerParams{}, 8, 256)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_RunPlanner, EP8_E256, 8, 256)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_RunPlanner, EP64_E256, 64, 256)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_ValidateRequest, EP64_E256, 64, 256)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_ValidatePlan, EP64_E256, 64, 256)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Score, EP64_E256, 64, 256)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_PlanHash, EP64_E256, 64, 256)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -218,11 +218,10 @@ TEST_F(PlannerServiceTest, StreamsCarryEveryLayerOfAMicrobatchInOneMessage) {
           for (int64_t n : request_.load.row(r)) l->add_counts(n);
         }
         ASSERT_TRUE(stream->Write(request));
-        for (int layer = 0; layer < kLayers; ++layer) {
-          taot::v1::Plan plan;
-          ASSERT_TRUE(stream->Read(&plan));
-          plans[r].push_back(plan);
-        }
+        taot::v1::StreamResponse response;
+        ASSERT_TRUE(stream->Read(&response));
+        ASSERT_EQ(response.plans_size(), kLayers);
+        plans[r].insert(plans[r].end(), response.plans().begin(), response.plans().end());
       }
       stream->WritesDone();
       statuses[r] = stream->Finish();
@@ -250,8 +249,8 @@ TEST_F(PlannerServiceTest, ABadStreamMessageEndsTheStreamNamingTheLayer) {
   request.add_layers()->set_layer(0);  // no counts
   ASSERT_TRUE(stream->Write(request));
   stream->WritesDone();
-  taot::v1::Plan plan;
-  EXPECT_FALSE(stream->Read(&plan));
+  taot::v1::StreamResponse response;
+  EXPECT_FALSE(stream->Read(&response));
   const grpc::Status s = stream->Finish();
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(s.error_message().find("layers[0]: load: must have 32 entries"), std::string::npos) << s.error_message();

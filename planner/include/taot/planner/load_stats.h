@@ -16,6 +16,8 @@ std::vector<int64_t> ExpertTotals(const PlanRequest& request);
 std::vector<int64_t> RankLoadsBefore(const PlanRequest& request);
 // Tokens each rank computes under `plan` (home tokens not sent away, plus guest tokens).
 std::vector<int64_t> RankLoadsAfter(const PlanRequest& request, const Plan& plan);
+// Moves `plan`'s guest tokens in `rank_loads` from their experts' homes to their guests.
+void MoveGuestTokens(const PlanRequest& request, const Plan& plan, std::span<int64_t> rank_loads);
 
 // (max - mean) / mean x 100 over the rank loads; 0 when there is no load.
 double ImbalancePct(std::span<const int64_t> rank_loads);

@@ -6,14 +6,17 @@
 #pragma once
 
 #include <compare>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
+#include "absl/base/call_once.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -46,6 +49,16 @@ struct RoundPlan {
   // says which.
   bool fallback = false;
   std::string reason;
+  // The plan's wire form, made once by the first caller of Wire and shared by every rank's
+  // answer: R ranks get the same bytes without R encodings.
+  const std::string& Wire(const std::function<std::string(const RoundPlan&)>& encode) const {
+    absl::call_once(wire_once_, [&] { wire_ = encode(*this); });
+    return wire_;
+  }
+
+ private:
+  mutable absl::once_flag wire_once_;
+  mutable std::string wire_;
 };
 
 // The predictive mode's push (DESIGN.md): the replicas to prefetch for a coming (step, layer),
@@ -92,6 +105,9 @@ class PlanRounds {
   // plugin's invalid plan) is dropped for the one before it, and the round gets the fallback.
   absl::Status SetPlanner(const std::string& name, const PlannerParams& params);
 
+  // Answers every waiting callback with the fallback ("the daemon is stopping").
+  ~PlanRounds();
+
   // Rank `rank`'s row of the round; blocks until the round is planned or its deadline passes
   // (then the fallback), or until `wait_until` (then DEADLINE_EXCEEDED; the row still counts).
   // Reporting the same row again (a retry) is allowed; a different row is FAILED_PRECONDITION.
@@ -105,10 +121,17 @@ class PlanRounds {
   class Ticket;
   absl::StatusOr<Ticket> SubmitRow(RoundKey key, int rank, std::span<const int64_t> row);
   absl::StatusOr<std::shared_ptr<const RoundPlan>> Await(const Ticket& ticket, absl::Time wait_until);
+  // Await without a thread: calls `done` once with the round's plan when the round settles
+  // (planned, or its deadline passed with rows missing: the fallback). `done` runs outside the
+  // rounds' lock, on the thread that settled the round (the call that brought its last row, or
+  // the rounds' deadline timer), or within this call when the round is already settled. A
+  // gRPC callback service answers from it, so a waiting rank holds no thread.
+  using SettledCallback = std::function<void(std::shared_ptr<const RoundPlan>)>;
+  void WhenSettled(const Ticket& ticket, SettledCallback done);
 
   // The whole R x E matrix of a round at once (a trainer that all-gathered it); rows already
   // reported must match it.
-  absl::StatusOr<std::shared_ptr<const RoundPlan>> ReportMatrix(RoundKey key, const LoadMatrix& load);
+  absl::StatusOr<std::shared_ptr<const RoundPlan>> ReportMatrix(RoundKey key, LoadMatrix load);
 
   // Placements with a sequence above `after`, oldest first, waiting until one exists or
   // `wait_until` passes (then none). While a caller is waiting or has waited recently, every
@@ -143,6 +166,7 @@ class PlanRounds {
     absl::Time deadline;
     State state = State::kCollecting;
     std::shared_ptr<const RoundPlan> result;
+    std::vector<SettledCallback> waiters;  // WhenSettled's, answered at Publish
   };
 
   explicit PlanRounds(RoundsConfig config) : config_(std::move(config)) {}
@@ -151,12 +175,21 @@ class PlanRounds {
   // The round for `key`, created on first use; stale keys fail. Shared: a caller waiting on a
   // round keeps it alive when newer steps drop it from the map.
   absl::StatusOr<std::shared_ptr<Round>> FindOrCreate(RoundKey key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // SubmitRow and ReportMatrix past their argument checks.
+  absl::StatusOr<Ticket> SubmitCheckedRow(RoundKey key, int rank, std::span<const int64_t> row) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<std::shared_ptr<const RoundPlan>> ReportCheckedMatrix(RoundKey key, LoadMatrix load)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Plans a complete round outside the lock and publishes the result.
   void PlanRound(RoundKey key, Round& round) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::shared_ptr<const RoundPlan> Fallback(RoundKey key, const LoadMatrix& load, std::string reason) const;
   absl::StatusOr<std::shared_ptr<const RoundPlan>> Await(RoundKey key, Round& round, absl::Time wait_until)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Settles the round; its callbacks go to settled_, for RunSettled once the lock is released.
   void Publish(Round& round, std::shared_ptr<const RoundPlan> result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RunSettled() ABSL_LOCKS_EXCLUDED(mu_);
+  // Publishes the fallback of every round with callbacks that is still collecting at its deadline
+  // (all of them when stopping).
+  void RunTimer() ABSL_LOCKS_EXCLUDED(mu_);
   // Runs `slot`'s planner on `request` with the rounds' lock released.
   absl::StatusOr<ScoredPlan> PlanUnlocked(PlannerSlot& slot, const PlanRequest& request)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -174,6 +207,14 @@ class PlanRounds {
   bool placing_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::shared_ptr<const Placement>> placements_ ABSL_GUARDED_BY(mu_);
   uint64_t placement_sequence_ ABSL_GUARDED_BY(mu_) = 0;
+  // Callbacks whose rounds settled, with their plans, waiting for the lock's release.
+  std::vector<std::pair<SettledCallback, std::shared_ptr<const RoundPlan>>> settled_ ABSL_GUARDED_BY(mu_);
+  // The rounds with callbacks that were collecting when the timer last looked.
+  std::vector<std::pair<RoundKey, std::shared_ptr<Round>>> timed_ ABSL_GUARDED_BY(mu_);
+  absl::Time timer_wakes_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  absl::CondVar timer_cv_;
+  std::thread timer_;
 };
 
 // A submitted row's round, kept alive until awaited.

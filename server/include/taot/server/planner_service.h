@@ -2,6 +2,10 @@
 // (status, planner swaps, dry runs). They turn requests into Job calls and results into
 // messages; absl errors become gRPC statuses with the same code and message, so bad input reads
 // the same on either side.
+//
+// The planning RPCs (ReportLoad, ReportMatrix, Stream) use gRPC's callback API with raw
+// messages: a rank waiting for its round holds no thread, and a round's plan is encoded once
+// and the same bytes go to every rank (RoundPlan::Wire).
 #pragma once
 
 #include <string>
@@ -15,33 +19,34 @@ namespace taot::server {
 
 // With a non-empty `token`, every call must carry "authorization: Bearer <token>" (else
 // UNAUTHENTICATED, and nothing changes). The health service is separate and needs none.
-class PlannerService final : public taot::v1::Planner::Service {
+using PlannerServiceBase = taot::v1::Planner::WithRawCallbackMethod_ReportLoad<
+    taot::v1::Planner::WithRawCallbackMethod_ReportMatrix<
+        taot::v1::Planner::WithRawCallbackMethod_Stream<taot::v1::Planner::Service>>>;
+
+class PlannerService final : public PlannerServiceBase {
  public:
   explicit PlannerService(Job& job, std::string token = "") : job_(job), token_(std::move(token)) {}
 
   grpc::Status RegisterRank(grpc::ServerContext* context, const taot::v1::RegisterRankRequest* request,
                             taot::v1::RegisterRankResponse* response) override;
-  grpc::Status ReportLoad(grpc::ServerContext* context, const taot::v1::ReportLoadRequest* request,
-                          taot::v1::Plan* response) override;
-  grpc::Status ReportMatrix(grpc::ServerContext* context, const taot::v1::ReportMatrixRequest* request,
-                            taot::v1::Plan* response) override;
-  grpc::Status Stream(grpc::ServerContext* context,
-                      grpc::ServerReaderWriter<taot::v1::Plan, taot::v1::StreamRequest>* stream) override;
+  grpc::ServerUnaryReactor* ReportLoad(grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+                                       grpc::ByteBuffer* response) override;
+  grpc::ServerUnaryReactor* ReportMatrix(grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+                                         grpc::ByteBuffer* response) override;
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Stream(grpc::CallbackServerContext* context) override;
   grpc::Status WatchPlacements(grpc::ServerContext* context, const taot::v1::WatchPlacementsRequest* request,
                                grpc::ServerWriter<taot::v1::Placement>* writer) override;
 
  private:
-  absl::Status DoStream(grpc::ServerContext* context,
-                        grpc::ServerReaderWriter<taot::v1::Plan, taot::v1::StreamRequest>* stream);
+  class StreamReactor;
+
   absl::Status DoWatchPlacements(grpc::ServerContext* context, const taot::v1::WatchPlacementsRequest* request,
                                  grpc::ServerWriter<taot::v1::Placement>* writer);
   // The RPCs' bodies; the overrides count each outcome (JobObserver::OnRequest).
   absl::Status DoRegisterRank(grpc::ServerContext* context, const taot::v1::RegisterRankRequest* request,
                               taot::v1::RegisterRankResponse* response);
-  absl::Status DoReportLoad(grpc::ServerContext* context, const taot::v1::ReportLoadRequest* request,
-                            taot::v1::Plan* response);
-  absl::Status DoReportMatrix(grpc::ServerContext* context, const taot::v1::ReportMatrixRequest* request,
-                              taot::v1::Plan* response);
+  // Finishes a callback RPC and counts its outcome.
+  void Finish(grpc::ServerUnaryReactor* reactor, std::string_view rpc, const absl::Status& status);
   // The job's rounds for a request naming `job_id`: NOT_FOUND for another job,
   // FAILED_PRECONDITION while ranks are still registering.
   absl::StatusOr<PlanRounds*> RoundsFor(const std::string& job_id);
@@ -78,5 +83,8 @@ grpc::Status ToGrpc(const absl::Status& status);
 
 // A round's result as the wire message; `with_lists` false leaves out replicas and assignments.
 void ToProto(const RoundPlan& plan, taot::v1::Plan& out, bool with_lists = true);
+
+// ToProto, serialized: a taot.v1.Plan's bytes (RoundPlan::Wire's encoder).
+std::string EncodePlan(const RoundPlan& plan);
 
 }  // namespace taot::server
