@@ -95,6 +95,90 @@ TEST(PlanRoundsTest, MissingRowsGiveEveryoneTheSameFlaggedFallbackAtTheDeadline)
   EXPECT_EQ(late->get(), results[0]->get());
 }
 
+// WhenSettled's answers, as they arrive.
+class Answers {
+ public:
+  PlanRounds::SettledCallback Callback() {
+    return [this](std::shared_ptr<const RoundPlan> plan) {
+      absl::MutexLock lock(&mu_);
+      plans_.push_back(std::move(plan));
+    };
+  }
+  size_t count() const {
+    absl::MutexLock lock(&mu_);
+    return plans_.size();
+  }
+  // Waits up to `timeout` for `n` answers; all of them.
+  std::vector<std::shared_ptr<const RoundPlan>> Await(size_t n, absl::Duration timeout) const {
+    absl::MutexLock lock(&mu_);
+    auto enough = [&] { return plans_.size() >= n; };
+    mu_.AwaitWithTimeout(absl::Condition(&enough), timeout);
+    return plans_;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::vector<std::shared_ptr<const RoundPlan>> plans_;
+};
+
+TEST(PlanRoundsTest, CallbacksGetThePlanFromTheRowThatCompletesTheRound) {
+  const PlanRequest request = Case();
+  std::unique_ptr<PlanRounds> rounds = Rounds(request);
+  Answers answers;
+  for (int r = 0; r < 15; ++r) {
+    absl::StatusOr<PlanRounds::Ticket> ticket = rounds->SubmitRow({1, 0}, r, request.load.row(r));
+    ASSERT_TRUE(ticket.ok()) << ticket.status();
+    rounds->WhenSettled(*ticket, answers.Callback());
+  }
+  EXPECT_EQ(answers.count(), 0u);  // nobody is answered before the last row
+  absl::StatusOr<PlanRounds::Ticket> last = rounds->SubmitRow({1, 0}, 15, request.load.row(15));
+  ASSERT_TRUE(last.ok()) << last.status();
+  // The last row's call answered everyone before it returned.
+  const std::vector<std::shared_ptr<const RoundPlan>> plans = answers.Await(15, absl::ZeroDuration());
+  ASSERT_EQ(plans.size(), 15u);
+  for (const auto& p : plans) EXPECT_EQ(p.get(), plans[0].get());
+  EXPECT_FALSE(plans[0]->fallback);
+  // A callback on a settled round is answered at once, with the same plan.
+  rounds->WhenSettled(*last, answers.Callback());
+  const std::vector<std::shared_ptr<const RoundPlan>> all = answers.Await(16, absl::ZeroDuration());
+  ASSERT_EQ(all.size(), 16u);
+  EXPECT_EQ(all.back().get(), plans[0].get());
+}
+
+TEST(PlanRoundsTest, TheTimerAnswersCallbacksOfARoundLeftShortAtItsDeadline) {
+  const PlanRequest request = Case();
+  std::unique_ptr<PlanRounds> rounds = Rounds(request, absl::Milliseconds(100));
+  Answers answers;
+  for (int r = 0; r < 14; ++r) {
+    absl::StatusOr<PlanRounds::Ticket> ticket = rounds->SubmitRow({2, 1}, r, request.load.row(r));
+    ASSERT_TRUE(ticket.ok()) << ticket.status();
+    rounds->WhenSettled(*ticket, answers.Callback());
+  }
+  const std::vector<std::shared_ptr<const RoundPlan>> plans = answers.Await(14, absl::Seconds(10));
+  ASSERT_EQ(plans.size(), 14u);
+  for (const auto& p : plans) EXPECT_EQ(p.get(), plans[0].get());
+  EXPECT_TRUE(plans[0]->fallback);
+  EXPECT_NE(plans[0]->reason.find("2 of 16 ranks had not reported"), std::string::npos) << plans[0]->reason;
+  // A rank arriving late waits for nothing and gets the same fallback.
+  auto late = rounds->ReportRow({2, 1}, 15, request.load.row(15), absl::Now() + absl::Seconds(1));
+  ASSERT_TRUE(late.ok()) << late.status();
+  EXPECT_EQ(late->get(), plans[0].get());
+}
+
+TEST(PlanRoundsTest, StoppingAnswersEveryCallbackStillWaiting) {
+  const PlanRequest request = Case();
+  std::unique_ptr<PlanRounds> rounds = Rounds(request, absl::Hours(1));
+  Answers answers;
+  absl::StatusOr<PlanRounds::Ticket> ticket = rounds->SubmitRow({0, 0}, 3, request.load.row(3));
+  ASSERT_TRUE(ticket.ok()) << ticket.status();
+  rounds->WhenSettled(*ticket, answers.Callback());
+  rounds.reset();
+  const std::vector<std::shared_ptr<const RoundPlan>> plans = answers.Await(1, absl::ZeroDuration());
+  ASSERT_EQ(plans.size(), 1u);
+  EXPECT_TRUE(plans[0]->fallback);
+  EXPECT_EQ(plans[0]->reason, "the daemon is stopping");
+}
+
 TEST(PlanRoundsTest, BadInputIsRefusedByNameAndChangesNothing) {
   const PlanRequest request = Case();
   std::unique_ptr<PlanRounds> rounds = Rounds(request);

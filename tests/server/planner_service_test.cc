@@ -222,6 +222,16 @@ TEST_F(PlannerServiceTest, StreamsCarryEveryLayerOfAMicrobatchInOneMessage) {
         ASSERT_TRUE(stream->Read(&response));
         ASSERT_EQ(response.plans_size(), kLayers);
         plans[r].insert(plans[r].end(), response.plans().begin(), response.plans().end());
+        // The plans went out as shared bytes behind hand-made framing: they arrive whole.
+        for (const taot::v1::Plan& plan : response.plans()) {
+          Plan parsed;
+          for (const auto& m : plan.replicas()) parsed.replicas.push_back({m.expert(), m.rank()});
+          for (const auto& m : plan.assignments()) {
+            parsed.assignments.push_back({m.source(), m.expert(), m.rank(), m.tokens()});
+          }
+          EXPECT_EQ(PlanHash(parsed), plan.hash());
+          EXPECT_FALSE(parsed.replicas.empty());
+        }
       }
       stream->WritesDone();
       statuses[r] = stream->Finish();
@@ -237,6 +247,78 @@ TEST_F(PlannerServiceTest, StreamsCarryEveryLayerOfAMicrobatchInOneMessage) {
       EXPECT_FALSE(plans[r][i].fallback());
     }
   }
+}
+
+TEST(PlannerServiceTokenTest, EveryPlanningCallWithoutTheTokenIsRefusedAndCountsNothing) {
+  sim::CaseOptions o;
+  o.ranks = 8;
+  o.experts = 32;
+  const PlanRequest request = sim::GenerateCase(o)->request;
+  JobConfig config;
+  config.job_id = "job-1";
+  config.world_size = 8;
+  config.experts = 32;
+  config.node_of_rank = request.topology.node_of_rank();
+  config.round_timeout = absl::Seconds(10);
+  std::unique_ptr<Job> job = *Job::Create(config);
+  PlannerService service(*job, "s3cret");
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  auto stub = taot::v1::Planner::NewStub(
+      grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+  auto with = [](grpc::ClientContext& context, const std::string& token) {
+    if (!token.empty()) context.AddMetadata("authorization", "Bearer " + token);
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  };
+  taot::v1::ReportMatrixRequest matrix;
+  matrix.set_job_id("job-1");
+  matrix.set_ranks(8);
+  matrix.set_experts(32);
+  for (int64_t n : request.load.data()) matrix.add_counts(n);
+  taot::v1::ReportLoadRequest row;
+  row.set_job_id("job-1");
+  for (int64_t n : request.load.row(0)) row.add_counts(n);
+  taot::v1::StreamRequest stream_request;
+  stream_request.set_job_id("job-1");
+  *stream_request.add_layers()->mutable_counts() = row.counts();
+  for (const std::string token : {"", "wrong"}) {
+    taot::v1::Plan plan;
+    {
+      grpc::ClientContext context;
+      with(context, token);
+      const grpc::Status s = stub->ReportMatrix(&context, matrix, &plan);
+      EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << s.error_message();
+    }
+    {
+      grpc::ClientContext context;
+      with(context, token);
+      const grpc::Status s = stub->ReportLoad(&context, row, &plan);
+      EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << s.error_message();
+    }
+    {
+      grpc::ClientContext context;
+      with(context, token);
+      auto stream = stub->Stream(&context);
+      stream->Write(stream_request);
+      stream->WritesDone();
+      taot::v1::StreamResponse response;
+      EXPECT_FALSE(stream->Read(&response));
+      const grpc::Status s = stream->Finish();
+      EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << s.error_message();
+    }
+  }
+  // Nothing was planned or counted: no recent plans, and rank 0's row is still open, so a
+  // different row for it is accepted.
+  EXPECT_TRUE(job->Status().recent.empty());
+  absl::StatusOr<PlanRounds*> rounds = job->Rounds();
+  ASSERT_TRUE(rounds.ok());
+  std::vector<int64_t> other(request.load.row(0).begin(), request.load.row(0).end());
+  other[0] += 1;
+  EXPECT_TRUE((*rounds)->SubmitRow({0, 0}, 0, other).ok());
+  server->Shutdown();
 }
 
 TEST_F(PlannerServiceTest, ABadStreamMessageEndsTheStreamNamingTheLayer) {
