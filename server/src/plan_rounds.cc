@@ -394,6 +394,12 @@ absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::ReportCheckedMatrix
   return Await(key, round, absl::InfiniteFuture());
 }
 
+int PlanRounds::RowsIn(RoundKey key) const {
+  absl::MutexLock lock(&mu_);
+  const auto it = rounds_.find(key);
+  return it == rounds_.end() ? 0 : config_.topology.ranks() - it->second->missing;
+}
+
 std::vector<std::shared_ptr<const RoundPlan>> PlanRounds::RecentPlans(size_t n) const {
   absl::MutexLock lock(&mu_);
   return {recent_.begin(), recent_.begin() + static_cast<std::ptrdiff_t>(std::min(n, recent_.size()))};

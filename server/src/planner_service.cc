@@ -1,6 +1,8 @@
 #include "taot/server/planner_service.h"
 
 #include <algorithm>
+#include <functional>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -143,9 +145,55 @@ grpc::ByteBuffer StreamResponseBuffer(std::vector<std::shared_ptr<const RoundPla
   return grpc::ByteBuffer(slices.data(), slices.size());
 }
 
-// What the client saw when it went away first: its deadline, or a cancellation.
-absl::Status Outcome(const grpc::CallbackServerContext& context, absl::Status status) {
-  if (status.ok() && context.IsCancelled()) return absl::CancelledError("the client went away before its plan");
+// The plans one call waits for, shared with the rounds' callbacks. Whichever comes first ends
+// the wait: the last plan, or the call's cancellation (its client went away, its deadline passed,
+// or the server is shutting down). A callback that comes after a cancellation finds the wait
+// closed and touches nothing else: the call's reactor may be gone.
+class PlanWait {
+ public:
+  using Plans = std::vector<std::shared_ptr<const RoundPlan>>;
+  explicit PlanWait(size_t n) : plans_(n), unsettled_(n) {}
+
+  // Stores plan `i`; all the plans when it was the last and the wait was still open.
+  std::optional<Plans> Settle(size_t i, std::shared_ptr<const RoundPlan> plan) {
+    absl::MutexLock lock(&mu_);
+    if (closed_) return std::nullopt;
+    plans_[i] = std::move(plan);
+    if (--unsettled_ > 0) return std::nullopt;
+    closed_ = true;
+    return std::move(plans_);
+  }
+
+  // Closes the wait if it is open; true when it was (the caller then ends the call).
+  bool Cancel() {
+    absl::MutexLock lock(&mu_);
+    if (closed_) return false;
+    closed_ = true;
+    return true;
+  }
+
+ private:
+  absl::Mutex mu_;
+  Plans plans_ ABSL_GUARDED_BY(mu_);
+  size_t unsettled_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+// Waits for every ticket's round through `wait`; `done` gets the plans in the tickets' order,
+// unless the wait is cancelled first.
+void AwaitAll(PlanRounds& rounds, const std::vector<PlanRounds::Ticket>& tickets, const std::shared_ptr<PlanWait>& wait,
+              std::function<void(PlanWait::Plans)> done) {
+  auto shared_done = std::make_shared<std::function<void(PlanWait::Plans)>>(std::move(done));
+  for (size_t i = 0; i < tickets.size(); ++i) {
+    rounds.WhenSettled(tickets[i], [wait, i, shared_done](std::shared_ptr<const RoundPlan> plan) {
+      if (std::optional<PlanWait::Plans> plans = wait->Settle(i, std::move(plan))) (*shared_done)(*std::move(plans));
+    });
+  }
+}
+
+const absl::Status& CancelledBeforeItsPlan() {
+  static const absl::Status status =
+      absl::CancelledError("the call ended (cancelled, past its deadline, or the server stopping) before its plan");
   return status;
 }
 
@@ -164,30 +212,54 @@ void PlannerService::Finish(grpc::ServerUnaryReactor* reactor, std::string_view 
   reactor->Finish(ToGrpc(status));
 }
 
-grpc::ServerUnaryReactor* PlannerService::ReportLoad(grpc::CallbackServerContext* context,
-                                                     const grpc::ByteBuffer* bytes, grpc::ByteBuffer* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  taot::v1::ReportLoadRequest request;
-  absl::StatusOr<PlanRounds::Ticket> ticket = [&]() -> absl::StatusOr<PlanRounds::Ticket> {
-    if (absl::Status s = CheckToken(*context, token_); !s.ok()) return s;
-    if (absl::Status s = Parse(*bytes, request); !s.ok()) return s;
-    absl::StatusOr<PlanRounds*> rounds = RoundsFor(request.job_id());
+// One ReportLoad: the row counts at once; the plan comes when its round settles, on whichever
+// thread settles it.
+class PlannerService::ReportLoadReactor final : public grpc::ServerUnaryReactor {
+ public:
+  ReportLoadReactor(PlannerService& service, grpc::CallbackServerContext* context, const grpc::ByteBuffer& bytes,
+                    grpc::ByteBuffer* response)
+      : service_(service), response_(response) {
+    absl::StatusOr<PlanRounds::Ticket> ticket = Submit(*context, bytes);
+    if (!ticket.ok()) {
+      End(ticket.status());
+      return;
+    }
+    wait_ = std::make_shared<PlanWait>(1);
+    AwaitAll(*service_.job_.Rounds().value(), {*ticket}, wait_, [this](PlanWait::Plans plans) {
+      *response_ = WireBuffer(std::move(plans[0]));
+      End(absl::OkStatus());
+    });
+  }
+
+  // The row still counts; the plan, when it comes, is dropped.
+  void OnCancel() override {
+    if (wait_ != nullptr && wait_->Cancel()) End(CancelledBeforeItsPlan());
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  absl::StatusOr<PlanRounds::Ticket> Submit(const grpc::CallbackServerContext& context, const grpc::ByteBuffer& bytes) {
+    if (absl::Status s = CheckToken(context, service_.token_); !s.ok()) return s;
+    taot::v1::ReportLoadRequest request;
+    if (absl::Status s = Parse(bytes, request); !s.ok()) return s;
+    absl::StatusOr<PlanRounds*> rounds = service_.RoundsFor(request.job_id());
     if (!rounds.ok()) return rounds.status();
     const auto& counts = request.counts();
     return (*rounds)->SubmitRow({request.step(), request.layer()}, request.rank(),
                                 std::span<const int64_t>(counts.data(), static_cast<size_t>(counts.size())));
-  }();
-  if (!ticket.ok()) {
-    Finish(reactor, "ReportLoad", ticket.status());
-    return reactor;
   }
-  // A call whose deadline passes first is ended by gRPC itself (DEADLINE_EXCEEDED); its row
-  // still counts, and the settled plan is then dropped.
-  job_.Rounds().value()->WhenSettled(*ticket, [this, context, reactor, response](std::shared_ptr<const RoundPlan> plan) {
-    *response = WireBuffer(std::move(plan));
-    Finish(reactor, "ReportLoad", Outcome(*context, absl::OkStatus()));
-  });
-  return reactor;
+
+  void End(const absl::Status& status) { service_.Finish(this, "ReportLoad", status); }
+
+  PlannerService& service_;
+  grpc::ByteBuffer* const response_;
+  std::shared_ptr<PlanWait> wait_;  // set before gRPC can call OnCancel (the constructor runs first)
+};
+
+grpc::ServerUnaryReactor* PlannerService::ReportLoad(grpc::CallbackServerContext* context,
+                                                     const grpc::ByteBuffer* bytes, grpc::ByteBuffer* response) {
+  return new ReportLoadReactor(*this, context, *bytes, response);
 }
 
 grpc::ServerUnaryReactor* PlannerService::ReportMatrix(grpc::CallbackServerContext* context,
@@ -218,10 +290,12 @@ grpc::ServerUnaryReactor* PlannerService::ReportMatrix(grpc::CallbackServerConte
 
 // One rank's stream: read a message (one step, several layers), submit every row, and once all
 // their rounds settle, write one response with their plans in the message's order; then read the
-// next. The reactor holds no thread while it waits.
+// next. The reactor holds no thread while it waits. At any time one thing is pending: a read, a
+// write, or the wait for plans (which OnCancel can end).
 class PlannerService::StreamReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
-  StreamReactor(PlannerService& service, grpc::CallbackServerContext* context) : service_(service) {
+  StreamReactor(PlannerService& service, grpc::CallbackServerContext* context)
+      : service_(service), context_(*context) {
     if (absl::Status s = CheckToken(*context, service_.token_); !s.ok()) {
       End(s);
       return;
@@ -243,6 +317,16 @@ class PlannerService::StreamReactor final : public grpc::ServerBidiReactor<grpc:
       return;
     }
     StartRead(&in_);
+  }
+
+  // A pending read or write fails on its own; a wait for plans is ended here.
+  void OnCancel() override {
+    std::shared_ptr<PlanWait> wait;
+    {
+      absl::MutexLock lock(&mu_);
+      wait = wait_;
+    }
+    if (wait != nullptr && wait->Cancel()) End(CancelledBeforeItsPlan());
   }
 
   void OnDone() override { delete this; }
@@ -269,27 +353,18 @@ class PlannerService::StreamReactor final : public grpc::ServerBidiReactor<grpc:
       StartRead(&in_);
       return absl::OkStatus();
     }
+    auto wait = std::make_shared<PlanWait>(tickets.size());
     {
       absl::MutexLock lock(&mu_);
-      plans_.assign(tickets.size(), nullptr);
-      unsettled_ = tickets.size();
+      wait_ = wait;
     }
-    for (size_t i = 0; i < tickets.size(); ++i) {
-      (*rounds)->WhenSettled(tickets[i], [this, i](std::shared_ptr<const RoundPlan> plan) { Settled(i, std::move(plan)); });
-    }
+    AwaitAll(**rounds, tickets, wait, [this](PlanWait::Plans plans) {
+      out_ = StreamResponseBuffer(std::move(plans));
+      StartWrite(&out_);
+    });
+    // A cancellation that came before the wait was visible to OnCancel.
+    if (context_.IsCancelled() && wait->Cancel()) End(CancelledBeforeItsPlan());
     return absl::OkStatus();
-  }
-
-  void Settled(size_t i, std::shared_ptr<const RoundPlan> plan) {
-    std::vector<std::shared_ptr<const RoundPlan>> plans;
-    {
-      absl::MutexLock lock(&mu_);
-      plans_[i] = std::move(plan);
-      if (--unsettled_ > 0) return;
-      plans.swap(plans_);
-    }
-    out_ = StreamResponseBuffer(std::move(plans));
-    StartWrite(&out_);
   }
 
   void End(const absl::Status& status) {
@@ -298,10 +373,10 @@ class PlannerService::StreamReactor final : public grpc::ServerBidiReactor<grpc:
   }
 
   PlannerService& service_;
+  const grpc::CallbackServerContext& context_;
   grpc::ByteBuffer in_, out_;
   absl::Mutex mu_;
-  std::vector<std::shared_ptr<const RoundPlan>> plans_ ABSL_GUARDED_BY(mu_);
-  size_t unsettled_ ABSL_GUARDED_BY(mu_) = 0;
+  std::shared_ptr<PlanWait> wait_ ABSL_GUARDED_BY(mu_);  // the latest message's
 };
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* PlannerService::Stream(

@@ -249,26 +249,44 @@ TEST_F(PlannerServiceTest, StreamsCarryEveryLayerOfAMicrobatchInOneMessage) {
   }
 }
 
+// An EP8 job of its own on a loopback server, for tests that need another round timeout or a
+// token.
+struct LoneDaemon {
+  LoneDaemon(absl::Duration round_timeout, std::string token = "") {
+    sim::CaseOptions o;
+    o.ranks = 8;
+    o.experts = 32;
+    request = sim::GenerateCase(o)->request;
+    JobConfig config;
+    config.job_id = "job-1";
+    config.world_size = 8;
+    config.experts = 32;
+    config.node_of_rank = request.topology.node_of_rank();
+    config.round_timeout = round_timeout;
+    job = *Job::Create(config);
+    service = std::make_unique<PlannerService>(*job, std::move(token));
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(service.get());
+    server = builder.BuildAndStart();
+    stub = taot::v1::Planner::NewStub(
+        grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+  }
+  ~LoneDaemon() { server->Shutdown(); }
+
+  PlanRequest request;
+  std::unique_ptr<Job> job;
+  std::unique_ptr<PlannerService> service;
+  std::unique_ptr<grpc::Server> server;
+  std::unique_ptr<taot::v1::Planner::Stub> stub;
+};
+
 TEST(PlannerServiceTokenTest, EveryPlanningCallWithoutTheTokenIsRefusedAndCountsNothing) {
-  sim::CaseOptions o;
-  o.ranks = 8;
-  o.experts = 32;
-  const PlanRequest request = sim::GenerateCase(o)->request;
-  JobConfig config;
-  config.job_id = "job-1";
-  config.world_size = 8;
-  config.experts = 32;
-  config.node_of_rank = request.topology.node_of_rank();
-  config.round_timeout = absl::Seconds(10);
-  std::unique_ptr<Job> job = *Job::Create(config);
-  PlannerService service(*job, "s3cret");
-  grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  auto stub = taot::v1::Planner::NewStub(
-      grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+  LoneDaemon daemon(absl::Seconds(10), "s3cret");
+  const PlanRequest& request = daemon.request;
+  Job* job = daemon.job.get();
+  auto& stub = daemon.stub;
   auto with = [](grpc::ClientContext& context, const std::string& token) {
     if (!token.empty()) context.AddMetadata("authorization", "Bearer " + token);
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
@@ -318,7 +336,51 @@ TEST(PlannerServiceTokenTest, EveryPlanningCallWithoutTheTokenIsRefusedAndCounts
   std::vector<int64_t> other(request.load.row(0).begin(), request.load.row(0).end());
   other[0] += 1;
   EXPECT_TRUE((*rounds)->SubmitRow({0, 0}, 0, other).ok());
-  server->Shutdown();
+}
+
+// Waiting ranks hold no thread and end when their call does: a shutdown past its grace does not
+// wait for rounds that would take an hour to time out.
+TEST(PlannerServiceShutdownTest, CallsWaitingForARoundEndAtTheShutdownDeadline) {
+  LoneDaemon daemon(absl::Hours(1));
+  const PlanRequest& request = daemon.request;
+  Job* job = daemon.job.get();
+  auto& stub = daemon.stub;
+  grpc::Status unary_status, stream_status;
+  std::thread unary([&] {
+    taot::v1::ReportLoadRequest row;
+    row.set_job_id("job-1");
+    row.set_rank(0);
+    for (int64_t n : request.load.row(0)) row.add_counts(n);
+    grpc::ClientContext context;
+    taot::v1::Plan plan;
+    unary_status = stub->ReportLoad(&context, row, &plan);
+  });
+  std::thread stream([&] {
+    taot::v1::StreamRequest message;
+    message.set_job_id("job-1");
+    message.set_rank(1);
+    taot::v1::LayerLoad* layer = message.add_layers();
+    for (int64_t n : request.load.row(1)) layer->add_counts(n);
+    grpc::ClientContext context;
+    auto s = stub->Stream(&context);
+    s->Write(message);
+    taot::v1::StreamResponse response;
+    s->Read(&response);
+    stream_status = s->Finish();
+  });
+  absl::StatusOr<PlanRounds*> rounds = job->Rounds();
+  ASSERT_TRUE(rounds.ok());
+  for (int tries = 0; tries < 1000 && (*rounds)->RowsIn({0, 0}) < 2; ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ((*rounds)->RowsIn({0, 0}), 2);  // both calls are waiting for the round
+  const auto start = std::chrono::steady_clock::now();
+  daemon.server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  unary.join();
+  stream.join();
+  EXPECT_FALSE(unary_status.ok());
+  EXPECT_FALSE(stream_status.ok());
 }
 
 TEST_F(PlannerServiceTest, ABadStreamMessageEndsTheStreamNamingTheLayer) {

@@ -147,6 +147,9 @@ class PlanRounds {
   };
   PlannerInUse planner() const;
 
+  // How many ranks have reported their rows of a live round (0 for one not started or dropped).
+  int RowsIn(RoundKey key) const;
+
   // The most recent planned rounds, newest first, at most `n`.
   std::vector<std::shared_ptr<const RoundPlan>> RecentPlans(size_t n) const;
 

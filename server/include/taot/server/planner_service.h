@@ -38,6 +38,7 @@ class PlannerService final : public PlannerServiceBase {
                                grpc::ServerWriter<taot::v1::Placement>* writer) override;
 
  private:
+  class ReportLoadReactor;
   class StreamReactor;
 
   absl::Status DoWatchPlacements(grpc::ServerContext* context, const taot::v1::WatchPlacementsRequest* request,
