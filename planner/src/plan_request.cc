@@ -1,6 +1,8 @@
 #include "taot/planner/plan_request.h"
 
+#include <algorithm>
 #include <cmath>
+#include <span>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -47,23 +49,33 @@ absl::Status CheckShape(const PlanRequest& r) {
 absl::Status CheckLoad(const PlanRequest& r) {
   int64_t total = 0;
   for (int s = 0; s < r.load.sources(); ++s) {
-    for (int e = 0; e < r.load.experts(); ++e) {
-      const int64_t v = r.load.at(s, e);
-      if (v < 0 || v > kMaxTokensPerEntry) {
-        return absl::InvalidArgumentError(absl::StrCat("load[", s, "][", e, "]: must be in [0, ",
-                                                       kMaxTokensPerEntry, "], got ", v));
-      }
-      total += v;
-      if (total > kMaxTotalTokens) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "load: the total number of tokens must be at most ", kMaxTotalTokens));
-      }
+    const std::span<const int64_t> row = r.load.row(s);
+    if (const std::optional<size_t> e = FirstOutOfRange(row)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("load[", s, "][", *e, "]: must be in [0, ", kMaxTokensPerEntry, "], got ", row[*e]));
+    }
+    // In range, a row sums to at most experts x 2^40: no overflow.
+    for (const int64_t v : row) total += v;
+    if (total > kMaxTotalTokens) {
+      return absl::InvalidArgumentError(absl::StrCat("load: the total number of tokens must be at most ", kMaxTotalTokens));
     }
   }
   return absl::OkStatus();
 }
 
 }  // namespace
+
+std::optional<size_t> FirstOutOfRange(std::span<const int64_t> row) {
+  // A negative entry or one above 2^40 has a bit at 40 or above; so has 2^40 itself, the one
+  // valid entry the filter lets through to the exact search.
+  static_assert(kMaxTokensPerEntry == int64_t{1} << 40);
+  uint64_t bits = 0;
+  for (const int64_t v : row) bits |= static_cast<uint64_t>(v);
+  if ((bits >> 40) == 0) return std::nullopt;
+  const auto bad = std::find_if(row.begin(), row.end(), [](int64_t v) { return v < 0 || v > kMaxTokensPerEntry; });
+  if (bad == row.end()) return std::nullopt;
+  return static_cast<size_t>(bad - row.begin());
+}
 
 absl::Status ValidateRequest(const PlanRequest& request) {
   if (absl::Status s = CheckShape(request); !s.ok()) return s;

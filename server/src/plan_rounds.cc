@@ -20,11 +20,9 @@ absl::Status CheckRow(std::span<const int64_t> row, int experts) {
   if (static_cast<int>(row.size()) != experts) {
     return absl::InvalidArgumentError(absl::StrCat("load: must have ", experts, " entries (one per expert), got ", row.size()));
   }
-  for (size_t e = 0; e < row.size(); ++e) {
-    if (row[e] < 0 || row[e] > kMaxTokensPerEntry) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("load[", e, "]: must be in [0, ", kMaxTokensPerEntry, "], got ", row[e]));
-    }
+  if (const std::optional<size_t> e = FirstOutOfRange(row)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("load[", *e, "]: must be in [0, ", kMaxTokensPerEntry, "], got ", row[*e]));
   }
   return absl::OkStatus();
 }

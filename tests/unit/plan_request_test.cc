@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <optional>
+#include <random>
+#include <vector>
+
 #include "test_requests.h"
 
 namespace taot {
@@ -62,5 +67,31 @@ TEST(ValidateRequestTest, ChecksResidentReplicas) {
   EXPECT_TRUE(ValidateRequest(r).ok());
 }
 
+
+TEST(FirstOutOfRangeTest, FindsTheFirstEntryOutsideTheRangeAndOnlySuch) {
+  const int64_t max = kMaxTokensPerEntry;
+  EXPECT_EQ(FirstOutOfRange(std::vector<int64_t>{}), std::nullopt);
+  EXPECT_EQ(FirstOutOfRange(std::vector<int64_t>{0, 5, max}), std::nullopt);  // the bound itself is valid
+  EXPECT_EQ(FirstOutOfRange(std::vector<int64_t>{max, max, max - 1}), std::nullopt);
+  EXPECT_EQ(FirstOutOfRange(std::vector<int64_t>{3, max + 1, -1}), 1u);
+  EXPECT_EQ(FirstOutOfRange(std::vector<int64_t>{max, 3, -1, max + 1}), 2u);
+  EXPECT_EQ(FirstOutOfRange(std::vector<int64_t>{std::numeric_limits<int64_t>::min()}), 0u);
+  EXPECT_EQ(FirstOutOfRange(std::vector<int64_t>{0, std::numeric_limits<int64_t>::max()}), 1u);
+  // Against a plain scan, on rows long enough to take the vectorized pass.
+  std::mt19937_64 rng(3);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<int64_t> row(static_cast<size_t>(rng() % 300));
+    for (int64_t& v : row) v = static_cast<int64_t>(rng() % (1u << 20));
+    if (!row.empty() && trial % 3 != 0) {
+      const int64_t bad[] = {-1, max + 1, max, std::numeric_limits<int64_t>::min(), -max};
+      row[rng() % row.size()] = bad[rng() % 5];
+    }
+    std::optional<size_t> expected;
+    for (size_t i = 0; i < row.size() && !expected; ++i) {
+      if (row[i] < 0 || row[i] > max) expected = i;
+    }
+    ASSERT_EQ(FirstOutOfRange(row), expected) << "trial " << trial;
+  }
+}
 }  // namespace
 }  // namespace taot

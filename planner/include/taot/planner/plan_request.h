@@ -1,6 +1,8 @@
 // The input of every planner: one layer of one microbatch.
 #pragma once
 
+#include <span>
+
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -36,6 +38,10 @@ struct PlanRequest {
 // Checks every field and every range rule; the error names the field and the bad value
 // (e.g. "load[3][17]: must be >= 0, got -5").
 absl::Status ValidateRequest(const PlanRequest& request);
+
+// The first entry of a load row outside [0, kMaxTokensPerEntry], if any. Fast on good rows
+// (one vectorized pass), since every request's every row goes through it.
+std::optional<size_t> FirstOutOfRange(std::span<const int64_t> row);
 
 // The default target residual imbalance of the planners that aim for one.
 inline constexpr double kDefaultTargetImbalancePct = 2.0;
