@@ -10,6 +10,8 @@ packages=(
   libabsl-dev nlohmann-json3-dev libcli11-dev
   # the planner daemon: gRPC and protobuf
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc prometheus-cpp-dev
+  # libtaot_client: its Gloo transport; its Python module; the PyTorch end-to-end test
+  libgloo-dev pybind11-dev python3-torch
   # promtool, which lints the daemon's /metrics in the tests
   prometheus
   # tests and benchmarks

@@ -1,0 +1,148 @@
+#include "taot/client/gloo_transport.h"
+
+#include <chrono>
+#include <exception>
+#include <filesystem>
+
+#include <gloo/allgather.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/file_store.h>
+#include <gloo/transport/tcp/device.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace taot::client {
+namespace {
+
+std::chrono::milliseconds Millis(absl::Duration d) { return std::chrono::milliseconds(absl::ToInt64Milliseconds(d)); }
+
+// Gloo reports failures by throwing; nothing crosses this file's functions but a status.
+template <typename Body>
+absl::Status Guard(std::string_view what, Body&& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(absl::StrCat(std::string(what), ": ", e.what()));
+  }
+}
+
+class GlooExchange final : public PendingExchange {
+ public:
+  GlooExchange(std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> sends,
+               std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> recvs)
+      : sends_(std::move(sends)), recvs_(std::move(recvs)) {}
+
+  absl::Status Wait(absl::Duration timeout) override {
+    const auto deadline = std::chrono::steady_clock::now() + Millis(timeout);
+    return Guard("gloo exchange", [&]() -> absl::Status {
+      for (auto& b : sends_) {
+        if (!b->waitSend(deadline)) return absl::DeadlineExceededError("gloo exchange: a send did not complete in time");
+      }
+      for (auto& b : recvs_) {
+        if (!b->waitRecv(deadline)) return absl::DeadlineExceededError("gloo exchange: a receive did not complete in time");
+      }
+      sends_.clear();
+      recvs_.clear();
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> sends_, recvs_;
+};
+
+class GlooTransport final : public Transport {
+ public:
+  explicit GlooTransport(std::shared_ptr<gloo::rendezvous::Context> context) : context_(std::move(context)) {}
+
+  int rank() const override { return context_->rank; }
+  int size() const override { return context_->size; }
+
+  absl::Status AllGather(std::span<const int64_t> mine, std::span<int64_t> all, absl::Duration timeout) override {
+    if (all.size() != mine.size() * static_cast<size_t>(size())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("all: must have size x mine = ", size() * mine.size(), " entries, got ", all.size()));
+    }
+    return Guard("gloo all-gather", [&] {
+      gloo::AllgatherOptions options(context_);
+      options.setInput(const_cast<int64_t*>(mine.data()), mine.size());
+      options.setOutput(all.data(), all.size());
+      options.setTimeout(Millis(timeout));
+      gloo::allgather(options);
+      return absl::OkStatus();
+    });
+  }
+
+  absl::StatusOr<std::unique_ptr<PendingExchange>> StartExchange(std::vector<SendOp> sends,
+                                                                 std::vector<RecvOp> recvs) override {
+    for (size_t i = 0; i < sends.size(); ++i) {
+      if (sends[i].peer < 0 || sends[i].peer >= size() || sends[i].peer == rank()) {
+        return absl::InvalidArgumentError(absl::StrCat("sends[", i, "].peer: must be another rank, got ", sends[i].peer));
+      }
+    }
+    for (size_t i = 0; i < recvs.size(); ++i) {
+      if (recvs[i].peer < 0 || recvs[i].peer >= size() || recvs[i].peer == rank()) {
+        return absl::InvalidArgumentError(absl::StrCat("recvs[", i, "].peer: must be another rank, got ", recvs[i].peer));
+      }
+    }
+    std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> send_buffers, recv_buffers;
+    absl::Status started = Guard("gloo exchange", [&] {
+      // Receives first, so a peer's early send finds its buffer.
+      for (const RecvOp& op : recvs) {
+        recv_buffers.push_back(context_->createUnboundBuffer(op.data, op.bytes));
+        recv_buffers.back()->recv(op.peer, op.tag);
+      }
+      for (const SendOp& op : sends) {
+        send_buffers.push_back(context_->createUnboundBuffer(const_cast<void*>(op.data), op.bytes));
+        send_buffers.back()->send(op.peer, op.tag);
+      }
+      return absl::OkStatus();
+    });
+    if (!started.ok()) return started;
+    return std::make_unique<GlooExchange>(std::move(send_buffers), std::move(recv_buffers));
+  }
+
+ private:
+  std::shared_ptr<gloo::rendezvous::Context> context_;
+};
+
+absl::Status CheckOptions(const GlooOptions& o) {
+  if (o.size < 1) return absl::InvalidArgumentError(absl::StrCat("size: must be >= 1, got ", o.size));
+  if (o.rank < 0 || o.rank >= o.size) {
+    return absl::InvalidArgumentError(absl::StrCat("rank: must be in [0, ", o.size, "), got ", o.rank));
+  }
+  if (o.hostname.empty()) return absl::InvalidArgumentError("hostname: must name this rank's address");
+  if (o.timeout <= absl::ZeroDuration()) return absl::InvalidArgumentError("timeout: must be positive");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Transport>> ConnectGlooThroughStore(const GlooOptions& options,
+                                                                   gloo::rendezvous::Store& store) {
+  if (absl::Status s = CheckOptions(options); !s.ok()) return s;
+  std::shared_ptr<gloo::rendezvous::Context> context;
+  absl::Status connected = Guard("gloo rendezvous", [&] {
+    gloo::transport::tcp::attr attr;
+    attr.hostname = options.hostname;
+    auto device = gloo::transport::tcp::CreateDevice(attr);
+    context = std::make_shared<gloo::rendezvous::Context>(options.rank, options.size);
+    context->setTimeout(Millis(options.timeout));
+    context->connectFullMesh(store, device);
+    return absl::OkStatus();
+  });
+  if (!connected.ok()) return connected;
+  return std::make_unique<GlooTransport>(std::move(context));
+}
+
+absl::StatusOr<std::unique_ptr<Transport>> ConnectGlooThroughDirectory(const GlooOptions& options,
+                                                                       const std::string& directory) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(directory, error)) {
+    return absl::InvalidArgumentError(absl::StrCat("directory: '", directory, "' is not a directory"));
+  }
+  gloo::rendezvous::FileStore store(directory);
+  return ConnectGlooThroughStore(options, store);
+}
+
+}  // namespace taot::client

@@ -1,0 +1,97 @@
+// Token reroute against the plan's counts, checked pair by pair on real plans.
+#include "taot/client/reroute.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+#include "taot/planner/registry.h"
+#include "taot/sim/case_generator.h"
+
+namespace taot::client {
+namespace {
+
+// Pairs of each source rank drawn so that their counts per expert are the case's load row.
+std::vector<int32_t> PairsOf(const LoadMatrix& load, int source, uint64_t seed) {
+  std::vector<int32_t> pairs;
+  for (int e = 0; e < load.experts(); ++e) pairs.insert(pairs.end(), static_cast<size_t>(load.at(source, e)), e);
+  std::mt19937_64 rng(seed);
+  std::shuffle(pairs.begin(), pairs.end(), rng);
+  return pairs;
+}
+
+TEST(RerouteTest, EveryRankSendsExactlyThePlansCountsAndTheRestHome) {
+  sim::CaseOptions o;
+  o.ranks = 16;
+  o.experts = 64;
+  o.imbalance = 0.7;
+  const PlanRequest request = sim::GenerateCase(o)->request;
+  const Plan plan = *PlannerRegistry::BuiltIn().Create("taot").value()->MakePlan(request);
+  ASSERT_FALSE(plan.assignments.empty());
+  for (int s = 0; s < o.ranks; ++s) {
+    const std::vector<int32_t> pairs = PairsOf(request.load, s, static_cast<uint64_t>(s));
+    absl::StatusOr<RerouteTable> table = RerouteTable::For(plan, o.ranks, o.experts, s);
+    ASSERT_TRUE(table.ok()) << table.status();
+    std::vector<int32_t> dest(pairs.size(), -1);
+    std::vector<int64_t> sends(o.ranks, -1);
+    ASSERT_TRUE(Reroute(*table, pairs, dest, sends).ok());
+    // Oracle: count (expert, destination) from the output and compare with the plan.
+    std::map<std::pair<int, int>, int64_t> got;
+    std::vector<int64_t> per_rank(o.ranks, 0);
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      ++got[{pairs[i], dest[i]}];
+      ++per_rank[dest[i]];
+    }
+    std::map<std::pair<int, int>, int64_t> want;
+    for (int e = 0; e < o.experts; ++e) {
+      int64_t home = request.load.at(s, e);
+      for (const Assignment& a : plan.assignments) {
+        if (a.source == s && a.expert == e) {
+          want[{e, a.rank}] += a.tokens;
+          home -= a.tokens;
+        }
+      }
+      if (home > 0) want[{e, request.home_of(e)}] += home;
+    }
+    EXPECT_EQ(got, want) << "source " << s;
+    EXPECT_EQ(sends, per_rank);
+  }
+}
+
+TEST(RerouteTest, TheFirstPairsOfAnExpertGoToItsLowestGuest) {
+  Plan plan;
+  plan.replicas = {{0, 2}, {0, 3}};
+  plan.assignments = {{1, 0, 3, 1}, {1, 0, 2, 2}};
+  const RerouteTable table = *RerouteTable::For(plan, 4, 8, 1);
+  const std::vector<int32_t> pairs = {0, 5, 0, 0, 0, 0};
+  std::vector<int32_t> dest(pairs.size());
+  std::vector<int64_t> sends(4);
+  ASSERT_TRUE(Reroute(table, pairs, dest, sends).ok());
+  EXPECT_EQ(dest, (std::vector<int32_t>{2, 2, 2, 3, 0, 0}));
+  EXPECT_EQ(sends, (std::vector<int64_t>{2, 0, 3, 1}));
+}
+
+TEST(RerouteTest, BadInputIsRefusedByNameAndWritesNothing) {
+  Plan plan;
+  plan.replicas = {{0, 2}};
+  plan.assignments = {{1, 0, 2, 3}};
+  EXPECT_EQ(RerouteTable::For(plan, 4, 6, 1).status().code(), absl::StatusCode::kInvalidArgument);  // 6 % 4
+  EXPECT_NE(RerouteTable::For(plan, 4, 8, 4).status().message().find("rank: must be in [0, 4)"), std::string::npos);
+  const RerouteTable table = *RerouteTable::For(plan, 4, 8, 1);
+  std::vector<int32_t> dest(3, -7);
+  std::vector<int64_t> sends(4, -7);
+  // Only two pairs of expert 0, but the plan moves three of them.
+  absl::Status s = Reroute(table, std::vector<int32_t>{0, 0, 4}, dest, sends);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("routes only 2"), std::string::npos) << s;
+  s = Reroute(table, std::vector<int32_t>{0, 9, 0}, dest, sends);
+  EXPECT_NE(s.message().find("expert_ids[1]: must be in [0, 8), got 9"), std::string::npos) << s;
+  EXPECT_EQ(Reroute(table, std::vector<int32_t>{0, 0, 0}, std::span<int32_t>(dest).first(2), sends).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(dest, std::vector<int32_t>(3, -7));
+  EXPECT_EQ(sends, std::vector<int64_t>(4, -7));
+}
+
+}  // namespace
+}  // namespace taot::client
