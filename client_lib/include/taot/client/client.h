@@ -1,0 +1,114 @@
+// libtaot_client's entry point: the plan every rank applies to a layer, in one of three modes
+// (DESIGN.md, "Where planning runs"):
+//   remote:     each rank reports its load row to the daemon and gets the round's plan;
+//   predictive: the daemon pushes each layer's replicas ahead of time; at the layer the ranks
+//               split their actual (all-gathered) counts over them, with no RPC on the way;
+//   local:      every rank plans in-process on the all-gathered counts (deterministic, so all
+//               get the same plan); the daemon, if any, only receives the counts.
+// Whatever the mode, the ranks then check they hold the same plan (version and hash) before any
+// weight moves; on a difference every rank uses no replication for the layer. If the daemon is
+// unreachable, all ranks plan locally for that layer and keep doing so for a growing number of
+// layers (1, 2, 4, ... up to reconnect_max_layers) before trying it again. These decisions are
+// made from values every rank gathered, so all ranks take them together, and every choice gives
+// the same training numbers: only where experts are computed changes.
+//
+// Collectives run on the transport: every rank must call PlanLayer for the same (step, layer)s in
+// the same order.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "taot/client/agreement.h"
+#include "taot/client/transport.h"
+#include "taot/planner/plan.h"
+#include "taot/planner/registry.h"
+
+namespace taot::client {
+
+enum class Mode { kRemote, kPredictive, kLocal };
+absl::StatusOr<Mode> ParseMode(std::string_view name);  // "remote", "predictive", "local"
+std::string_view ModeName(Mode mode);
+
+struct ClientOptions {
+  std::string job_id;
+  int experts = 0;  // E, a multiple of the world size
+  int slots_per_rank = 2;
+  int64_t expert_bytes = 0;
+  double inter_node_cost = 3;
+  // This rank's host or node name (ranks sharing it share NVLink), local rank and device.
+  std::string node;
+  int local_rank = 0;
+  std::string device;
+
+  Mode mode = Mode::kRemote;
+  // The daemon ("host:port"); empty for none (local mode only).
+  std::string address;
+  std::string token;
+  // TLS: the CA that signed the daemon's certificate; a client certificate and key for mutual
+  // TLS. PEM file paths; empty for plaintext.
+  std::string tls_ca, tls_cert, tls_key;
+  // A remote plan's wait; longer than the daemon's round timeout.
+  absl::Duration call_timeout = absl::Seconds(1);
+  // Predictive mode: how long a layer waits for its placement before planning locally.
+  absl::Duration placement_wait = absl::Milliseconds(20);
+  // Every collective on the transport.
+  absl::Duration collective_timeout = absl::Seconds(60);
+  int reconnect_max_layers = 1024;
+  // The in-process planner (local mode, and the fallback).
+  std::string planner = "taot";
+  PlannerParams params;
+};
+
+// The plan for one layer, the same on every rank.
+struct LayerPlan {
+  Plan plan;
+  PlanFingerprint fingerprint;
+  // Where it came from: "daemon", "placement", "local", or "none" (the ranks disagreed, or the
+  // daemon's own fallback).
+  std::string source;
+  std::string reason;  // why "none", or why local planning stood in for the daemon
+};
+
+struct ClientStats {
+  int64_t layers = 0;
+  int64_t daemon_plans = 0;
+  int64_t placement_plans = 0;
+  int64_t local_plans = 0;
+  int64_t daemon_failures = 0;  // layers where some rank could not get its plan from the daemon
+  int64_t disagreements = 0;    // layers where ranks held different plans
+};
+
+class Client {
+ public:
+  // Checks the options (errors name the field), gathers every rank's node name over `transport`
+  // to build the topology (nodes numbered in order of their lowest rank, as the daemon does), and
+  // registers with the daemon if there is one (failure to reach it is not an error: the first
+  // layers then plan locally).
+  static absl::StatusOr<std::unique_ptr<Client>> Create(const ClientOptions& options,
+                                                        std::shared_ptr<Transport> transport);
+  ~Client();
+
+  // The plan for (step, layer) given this rank's load row (tokens per expert it routes).
+  // Errors: bad input (INVALID_ARGUMENT, nothing changes) and a transport failure (a peer gone);
+  // never the daemon's state.
+  absl::StatusOr<LayerPlan> PlanLayer(int64_t step, int layer, std::span<const int64_t> row);
+
+  ClientStats stats() const;
+  Transport& transport() { return *transport_; }
+  const ClientOptions& options() const { return options_; }
+
+ private:
+  class Impl;
+  Client(ClientOptions options, std::shared_ptr<Transport> transport, std::unique_ptr<Impl> impl);
+  const ClientOptions options_;
+  std::shared_ptr<Transport> transport_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace taot::client

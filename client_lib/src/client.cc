@@ -1,0 +1,297 @@
+#include "taot/client/client.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "daemon_link.h"
+#include "taot/planner/plan_hash.h"
+#include "taot/planner/plan_request.h"
+#include "taot/planner/registry.h"
+#include "taot/planner/run_planner.h"
+#include "taot/planner/split_over_replicas.h"
+#include "taot/planner/topology.h"
+
+namespace taot::client {
+namespace {
+
+// 64-bit FNV-1a of a node name: what ranks gather to find who shares a node.
+int64_t NameHash(std::string_view name) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (const char c : name) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ULL;
+  }
+  return static_cast<int64_t>(h);
+}
+
+absl::Status CheckOptions(const ClientOptions& o, int world_size) {
+  if (o.experts <= 0 || o.experts % world_size != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("experts: must be a positive multiple of the world size (", world_size, "), got ", o.experts));
+  }
+  if (o.slots_per_rank < 0) return absl::InvalidArgumentError(absl::StrCat("slots_per_rank: must be >= 0, got ", o.slots_per_rank));
+  if (o.expert_bytes < 0) return absl::InvalidArgumentError(absl::StrCat("expert_bytes: must be >= 0, got ", o.expert_bytes));
+  if (o.node.empty()) return absl::InvalidArgumentError("node: must name this rank's host or node");
+  if (o.mode != Mode::kLocal && o.address.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("address: mode ", std::string(ModeName(o.mode)), " needs the daemon's address"));
+  }
+  if (!o.address.empty() && o.job_id.empty()) return absl::InvalidArgumentError("job_id: must name the daemon's job");
+  for (auto [field, d] : {std::pair{"call_timeout", o.call_timeout}, {"placement_wait", o.placement_wait},
+                          {"collective_timeout", o.collective_timeout}}) {
+    if (d < absl::ZeroDuration()) return absl::InvalidArgumentError(absl::StrCat(field, ": must not be negative"));
+  }
+  if (o.reconnect_max_layers < 1) return absl::InvalidArgumentError("reconnect_max_layers: must be >= 1");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Mode> ParseMode(std::string_view name) {
+  if (name == "remote") return Mode::kRemote;
+  if (name == "predictive") return Mode::kPredictive;
+  if (name == "local") return Mode::kLocal;
+  return absl::InvalidArgumentError(
+      absl::StrCat("mode: must be remote, predictive or local, got '", std::string(name), "'"));
+}
+
+std::string_view ModeName(Mode mode) {
+  switch (mode) {
+    case Mode::kRemote:
+      return "remote";
+    case Mode::kPredictive:
+      return "predictive";
+    case Mode::kLocal:
+      return "local";
+  }
+  return "?";
+}
+
+class Client::Impl {
+ public:
+  Impl(ClientOptions options, Transport& transport, Topology topology, std::unique_ptr<Planner> planner,
+       std::unique_ptr<DaemonLink> link, bool registered)
+      : options_(std::move(options)),
+        transport_(transport),
+        topology_(std::move(topology)),
+        planner_(std::move(planner)),
+        link_(std::move(link)),
+        reregister_(!registered) {}
+
+  absl::StatusOr<LayerPlan> PlanLayer(int64_t step, int layer, std::span<const int64_t> row) {
+    if (step < 0) return absl::InvalidArgumentError(absl::StrCat("step: must be >= 0, got ", step));
+    if (layer < 0) return absl::InvalidArgumentError(absl::StrCat("layer: must be >= 0, got ", layer));
+    if (static_cast<int>(row.size()) != options_.experts) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("row: must have one entry per expert (", options_.experts, "), got ", row.size()));
+    }
+    if (const std::optional<size_t> e = FirstOutOfRange(row)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("row[", *e, "]: must be in [0, ", kMaxTokensPerEntry, "], got ", row[*e]));
+    }
+    absl::StatusOr<LayerPlan> plan;
+    switch (options_.mode) {
+      case Mode::kRemote:
+        plan = Remote(step, layer, row);
+        break;
+      case Mode::kPredictive:
+        plan = Predictive(step, layer, row);
+        break;
+      case Mode::kLocal:
+        plan = Local(step, layer, row, "");
+        break;
+    }
+    if (!plan.ok()) return plan;
+    return Agree(*std::move(plan));
+  }
+
+  ClientStats stats() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stats_;
+  }
+
+ private:
+  // The daemon's plan, unless a rank could not get it (then all plan locally, and skip the
+  // daemon for a growing number of layers).
+  absl::StatusOr<LayerPlan> Remote(int64_t step, int layer, std::span<const int64_t> row) {
+    if (skip_layers_ > 0) {
+      --skip_layers_;
+      return Local(step, layer, row, "the daemon was unreachable recently");
+    }
+    absl::StatusOr<RemotePlan> remote = Ask(step, layer, row);
+    const int64_t mine[3] = {remote.ok() ? 1 : 0, remote.ok() ? static_cast<int64_t>(remote->version) : 0,
+                             remote.ok() ? static_cast<int64_t>(remote->hash) : 0};
+    std::vector<int64_t> all(3 * static_cast<size_t>(transport_.size()));
+    if (absl::Status s = transport_.AllGather(mine, all, options_.collective_timeout); !s.ok()) return s;
+    int failed = 0;
+    for (size_t r = 0; r < all.size(); r += 3) failed += all[r] == 0 ? 1 : 0;
+    if (failed > 0) {
+      reregister_ = true;
+      skip_layers_ = next_skip_ - 1;
+      next_skip_ = std::min(2 * next_skip_, options_.reconnect_max_layers);
+      Count(&ClientStats::daemon_failures);
+      return Local(step, layer, row,
+                   absl::StrCat(failed, " rank(s) could not get the daemon's plan",
+                                remote.ok() ? "" : absl::StrCat(" (here: ", remote.status().message(), ")")));
+    }
+    next_skip_ = 1;
+    LayerPlan out;
+    out.plan = std::move(remote->plan);
+    out.fingerprint = {remote->version, remote->hash};
+    out.source = remote->fallback ? "none" : "daemon";
+    if (remote->fallback) out.reason = "the daemon's fallback (rows missing at its deadline, or its planner failed)";
+    Count(&ClientStats::daemon_plans);
+    return out;
+  }
+
+  absl::StatusOr<RemotePlan> Ask(int64_t step, int layer, std::span<const int64_t> row) {
+    if (reregister_) {
+      // A restarted daemon knows no ranks: register again first.
+      if (absl::Status s = link_->Register(); !s.ok()) return s;
+      reregister_ = false;
+    }
+    return link_->ReportLoad(step, layer, row);
+  }
+
+  absl::StatusOr<LayerPlan> Predictive(int64_t step, int layer, std::span<const int64_t> row) {
+    absl::StatusOr<PlanRequest> request = Gather(row);
+    if (!request.ok()) return request.status();
+    if (transport_.rank() == 0) link_->ReportMatrixLater(step, layer, request->load);
+    // The daemon places (step, layer) from the round (step - 1, layer): wait only when this
+    // client reported that round.
+    const bool expected = reported_.contains({step - 1, layer});
+    reported_.insert({step, layer});
+    if (reported_.size() > 4096) reported_.erase(reported_.begin());
+    std::optional<std::vector<Replica>> replicas =
+        link_->Placement(step, layer, expected ? options_.placement_wait : absl::ZeroDuration());
+    if (!replicas) return PlanHere(*request, "no placement for this layer yet");
+    absl::StatusOr<Plan> split = SplitOverReplicas(*request, *std::move(replicas));
+    if (!split.ok()) return PlanHere(*request, absl::StrCat("the placement did not fit: ", split.status().message()));
+    LayerPlan out;
+    out.plan = *std::move(split);
+    out.fingerprint = {0, PlanHash(out.plan)};
+    out.source = "placement";
+    Count(&ClientStats::placement_plans);
+    return out;
+  }
+
+  absl::StatusOr<LayerPlan> Local(int64_t step, int layer, std::span<const int64_t> row, std::string reason) {
+    absl::StatusOr<PlanRequest> request = Gather(row);
+    if (!request.ok()) return request.status();
+    if (link_ != nullptr && options_.mode == Mode::kLocal && transport_.rank() == 0) {
+      link_->ReportMatrixLater(step, layer, request->load);  // the daemon's metrics
+    }
+    return PlanHere(*request, std::move(reason));
+  }
+
+  // Every rank's row, as a request for this job's topology.
+  absl::StatusOr<PlanRequest> Gather(std::span<const int64_t> row) {
+    PlanRequest request;
+    request.topology = topology_;
+    request.experts = options_.experts;
+    request.slots_per_rank = options_.slots_per_rank;
+    request.expert_bytes = options_.expert_bytes;
+    request.load = LoadMatrix(transport_.size(), options_.experts);
+    std::vector<int64_t> all(static_cast<size_t>(transport_.size()) * row.size());
+    if (absl::Status s = transport_.AllGather(row, all, options_.collective_timeout); !s.ok()) return s;
+    for (int r = 0; r < transport_.size(); ++r) {
+      std::copy_n(all.begin() + static_cast<std::ptrdiff_t>(r) * options_.experts, options_.experts,
+                  request.load.row(r).begin());
+    }
+    return request;
+  }
+
+  absl::StatusOr<LayerPlan> PlanHere(const PlanRequest& request, std::string reason) {
+    absl::StatusOr<ScoredPlan> scored = RunPlanner(*planner_, request);
+    if (!scored.ok()) return scored.status();
+    LayerPlan out;
+    out.plan = std::move(scored->plan);
+    out.fingerprint = {0, PlanHash(out.plan)};
+    out.source = "local";
+    out.reason = std::move(reason);
+    Count(&ClientStats::local_plans);
+    return out;
+  }
+
+  // The same plan on every rank, or no replication on all.
+  absl::StatusOr<LayerPlan> Agree(LayerPlan plan) {
+    absl::StatusOr<bool> same = AllHoldTheSamePlan(transport_, plan.fingerprint, options_.collective_timeout);
+    if (!same.ok()) return same.status();
+    Count(&ClientStats::layers);
+    if (*same) return plan;
+    Count(&ClientStats::disagreements);
+    LayerPlan none;
+    none.fingerprint = {0, PlanHash(none.plan)};
+    none.source = "none";
+    none.reason = absl::StrCat("the ranks held different plans (this rank's came from ", plan.source, ")");
+    return none;
+  }
+
+  void Count(int64_t ClientStats::*counter) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++(stats_.*counter);
+  }
+
+  const ClientOptions options_;
+  Transport& transport_;
+  const Topology topology_;
+  std::unique_ptr<Planner> planner_;
+  std::unique_ptr<DaemonLink> link_;
+  // The daemon backoff, the same on every rank (driven by gathered values only).
+  int skip_layers_ = 0;
+  int next_skip_ = 1;
+  bool reregister_;
+  std::set<std::pair<int64_t, int>> reported_;  // predictive mode's (step, layer)s sent to the daemon
+  mutable std::mutex mu_;
+  ClientStats stats_;
+};
+
+absl::StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& options,
+                                                       std::shared_ptr<Transport> transport) {
+  if (transport == nullptr) return absl::InvalidArgumentError("transport: must not be null");
+  if (absl::Status s = CheckOptions(options, transport->size()); !s.ok()) return s;
+  absl::StatusOr<std::unique_ptr<Planner>> planner = PlannerRegistry::BuiltIn().Create(options.planner, options.params);
+  if (!planner.ok()) return planner.status();
+  // Who shares a node: every rank's node name, numbered in order of the lowest rank on it.
+  const int64_t mine[1] = {NameHash(options.node)};
+  std::vector<int64_t> all(static_cast<size_t>(transport->size()));
+  if (absl::Status s = transport->AllGather(mine, all, options.collective_timeout); !s.ok()) return s;
+  std::map<int64_t, int> node_ids;
+  std::vector<int> node_of_rank;
+  for (const int64_t h : all) node_of_rank.push_back(node_ids.emplace(h, static_cast<int>(node_ids.size())).first->second);
+  absl::StatusOr<Topology> topology = Topology::FromNodes(std::move(node_of_rank), options.inter_node_cost);
+  if (!topology.ok()) return topology.status();
+  std::unique_ptr<DaemonLink> link;
+  bool registered = false;
+  if (!options.address.empty()) {
+    absl::StatusOr<std::unique_ptr<DaemonLink>> made = DaemonLink::Create(options, transport->rank(), transport->size());
+    if (!made.ok()) return made.status();
+    link = *std::move(made);
+    // Unreachable now is no error: the first layers plan locally, and registering is tried again.
+    registered = link->Register().ok();
+    // No rank asks for a plan before every rank has registered (the daemon learns the topology
+    // from the registrations and plans nothing before).
+    const int64_t flag[1] = {registered ? 1 : 0};
+    std::vector<int64_t> flags(static_cast<size_t>(transport->size()));
+    if (absl::Status s = transport->AllGather(flag, flags, options.collective_timeout); !s.ok()) return s;
+  }
+  auto impl = std::make_unique<Impl>(options, *transport, *std::move(topology), *std::move(planner), std::move(link),
+                                     registered);
+  return std::unique_ptr<Client>(new Client(options, std::move(transport), std::move(impl)));
+}
+
+Client::Client(ClientOptions options, std::shared_ptr<Transport> transport, std::unique_ptr<Impl> impl)
+    : options_(std::move(options)), transport_(std::move(transport)), impl_(std::move(impl)) {}
+
+Client::~Client() = default;
+
+absl::StatusOr<LayerPlan> Client::PlanLayer(int64_t step, int layer, std::span<const int64_t> row) {
+  return impl_->PlanLayer(step, layer, row);
+}
+
+ClientStats Client::stats() const { return impl_->stats(); }
+
+}  // namespace taot::client

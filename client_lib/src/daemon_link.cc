@@ -1,0 +1,194 @@
+#include "daemon_link.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "taot/planner/plan_hash.h"
+
+namespace taot::client {
+namespace {
+
+constexpr size_t kMaxQueuedMatrices = 64;
+constexpr size_t kMaxPlacements = 4096;
+
+absl::StatusOr<std::string> ReadPem(const std::string& field, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat(field, ": cannot read '", path, "'"));
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+absl::Status FromGrpc(const grpc::Status& s) {
+  if (s.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<DaemonLink>> DaemonLink::Create(const ClientOptions& options, int rank,
+                                                               int world_size) {
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  if (!options.tls_ca.empty() || !options.tls_cert.empty() || !options.tls_key.empty()) {
+    if (options.tls_cert.empty() != options.tls_key.empty()) {
+      return absl::InvalidArgumentError("tls_cert, tls_key: give both for mutual TLS, or neither");
+    }
+    grpc::SslCredentialsOptions ssl;
+    for (auto [field, path, out] : {std::tuple{"tls_ca", &options.tls_ca, &ssl.pem_root_certs},
+                                    std::tuple{"tls_cert", &options.tls_cert, &ssl.pem_cert_chain},
+                                    std::tuple{"tls_key", &options.tls_key, &ssl.pem_private_key}}) {
+      if (path->empty()) continue;
+      absl::StatusOr<std::string> pem = ReadPem(field, *path);
+      if (!pem.ok()) return pem.status();
+      *out = *std::move(pem);
+    }
+    credentials = grpc::SslCredentials(ssl);
+  }
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(256 << 20);
+  // Reconnect soon after a daemon restart (gRPC's default backoff starts at a second and grows to
+  // two minutes); layers meanwhile plan locally.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  auto channel = grpc::CreateCustomChannel(options.address, credentials, args);
+  return std::unique_ptr<DaemonLink>(new DaemonLink(options, rank, world_size, std::move(channel)));
+}
+
+DaemonLink::DaemonLink(const ClientOptions& options, int rank, int world_size, std::shared_ptr<grpc::Channel> channel)
+    : options_(options), rank_(rank), world_size_(world_size), stub_(taot::v1::Planner::NewStub(channel)) {}
+
+DaemonLink::~DaemonLink() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    if (watch_context_ != nullptr) watch_context_->TryCancel();
+  }
+  changed_.notify_all();
+  if (sender_.joinable()) sender_.join();
+  if (watcher_.joinable()) watcher_.join();
+}
+
+void DaemonLink::Prepare(grpc::ClientContext& context, absl::Duration timeout) const {
+  if (!options_.token.empty()) context.AddMetadata("authorization", "Bearer " + options_.token);
+  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+}
+
+absl::Status DaemonLink::Register() {
+  taot::v1::RegisterRankRequest request;
+  request.set_job_id(options_.job_id);
+  request.set_rank(rank_);
+  request.set_world_size(world_size_);
+  request.set_node(options_.node);
+  request.set_local_rank(options_.local_rank);
+  request.set_device(options_.device);
+  taot::v1::RegisterRankResponse response;
+  grpc::ClientContext context;
+  Prepare(context, options_.call_timeout);
+  return FromGrpc(stub_->RegisterRank(&context, request, &response));
+}
+
+absl::StatusOr<RemotePlan> DaemonLink::ReportLoad(int64_t step, int layer, std::span<const int64_t> row) {
+  taot::v1::ReportLoadRequest request;
+  request.set_job_id(options_.job_id);
+  request.set_rank(rank_);
+  request.set_step(step);
+  request.set_layer(layer);
+  request.mutable_counts()->Add(row.begin(), row.end());
+  taot::v1::Plan reply;
+  grpc::ClientContext context;
+  Prepare(context, options_.call_timeout);
+  if (absl::Status s = FromGrpc(stub_->ReportLoad(&context, request, &reply)); !s.ok()) return s;
+  RemotePlan out;
+  for (const auto& r : reply.replicas()) out.plan.replicas.push_back({r.expert(), r.rank()});
+  for (const auto& a : reply.assignments()) out.plan.assignments.push_back({a.source(), a.expert(), a.rank(), a.tokens()});
+  out.version = reply.version();
+  out.hash = reply.hash();
+  out.fallback = reply.fallback();
+  if (PlanHash(out.plan) != out.hash) {
+    return absl::DataLossError(absl::StrCat("the daemon's plan for (step ", step, ", layer ", layer,
+                                            ") does not match its hash"));
+  }
+  return out;
+}
+
+void DaemonLink::ReportMatrixLater(int64_t step, int layer, LoadMatrix load) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!sender_.joinable()) sender_ = std::thread([this] { SendMatrices(); });
+    if (matrices_.size() >= kMaxQueuedMatrices) matrices_.pop_front();
+    matrices_.push_back({step, layer, std::move(load)});
+  }
+  changed_.notify_all();
+}
+
+void DaemonLink::SendMatrices() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    changed_.wait(lock, [this] { return stopping_ || !matrices_.empty(); });
+    if (stopping_) return;
+    QueuedMatrix next = std::move(matrices_.front());
+    matrices_.pop_front();
+    lock.unlock();
+    taot::v1::ReportMatrixRequest request;
+    request.set_job_id(options_.job_id);
+    request.set_step(next.step);
+    request.set_layer(next.layer);
+    request.set_ranks(next.load.sources());
+    request.set_experts(next.load.experts());
+    request.mutable_counts()->Add(next.load.data().begin(), next.load.data().end());
+    taot::v1::Plan reply;
+    grpc::ClientContext context;
+    Prepare(context, options_.call_timeout);
+    stub_->ReportMatrix(&context, request, &reply);  // telemetry: a lost one costs nothing
+    lock.lock();
+  }
+}
+
+std::optional<std::vector<Replica>> DaemonLink::Placement(int64_t step, int layer, absl::Duration wait) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!watcher_.joinable()) watcher_ = std::thread([this] { WatchPlacements(); });
+  const auto key = std::pair{step, layer};
+  changed_.wait_for(lock, absl::ToChronoNanoseconds(wait), [&] { return stopping_ || placements_.contains(key); });
+  const auto it = placements_.find(key);
+  if (it == placements_.end()) return std::nullopt;
+  return it->second;
+}
+
+void DaemonLink::WatchPlacements() {
+  while (true) {
+    grpc::ClientContext context;
+    if (!options_.token.empty()) context.AddMetadata("authorization", "Bearer " + options_.token);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return;
+      watch_context_ = &context;
+    }
+    taot::v1::WatchPlacementsRequest request;
+    request.set_job_id(options_.job_id);
+    auto reader = stub_->WatchPlacements(&context, request);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) context.TryCancel();  // the destructor came before the call started
+    }
+    taot::v1::Placement placement;
+    while (reader->Read(&placement)) {
+      std::vector<Replica> replicas;
+      for (const auto& r : placement.replicas()) replicas.push_back({r.expert(), r.rank()});
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        placements_[{placement.step(), placement.layer()}] = std::move(replicas);
+        if (placements_.size() > kMaxPlacements) placements_.erase(placements_.begin());
+      }
+      changed_.notify_all();
+    }
+    reader->Finish();
+    std::unique_lock<std::mutex> lock(mu_);
+    watch_context_ = nullptr;
+    // The daemon went away: try again soon.
+    if (changed_.wait_for(lock, std::chrono::milliseconds(200), [this] { return stopping_; })) return;
+  }
+}
+
+}  // namespace taot::client

@@ -1,0 +1,267 @@
+// The client's modes against a real daemon on loopback (and against none), 4 ranks as threads
+// connected by the Gloo transport.
+#include "taot/client/client.h"
+
+#include <gtest/gtest.h>
+
+#include <gloo/rendezvous/hash_store.h>
+
+#include <functional>
+#include <thread>
+
+#include "taot/client/gloo_transport.h"
+#include "taot/planner/plan_hash.h"
+#include "taot/planner/run_planner.h"
+#include "taot/server/job.h"
+#include "taot/server/planner_service.h"
+#include "taot/sim/case_generator.h"
+
+namespace taot::client {
+namespace {
+
+constexpr int kRanks = 4;
+constexpr int kExperts = 16;
+
+// A daemon for a 4-rank job whose topology comes from the ranks' registrations.
+class Daemon {
+ public:
+  explicit Daemon(int port = 0, bool predictive = false) {
+    server::JobConfig config;
+    config.job_id = "job";
+    config.world_size = kRanks;
+    config.experts = kExperts;
+    config.round_timeout = absl::Milliseconds(500);
+    config.predictive = predictive;
+    job_ = *server::Job::Create(config);
+    service_ = std::make_unique<server::PlannerService>(*job_);
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:" + std::to_string(port), grpc::InsecureServerCredentials(), &port_);
+    builder.RegisterService(service_.get());
+    server_ = builder.BuildAndStart();
+  }
+  ~Daemon() { server_->Shutdown(std::chrono::system_clock::now()); }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  int port() const { return port_; }
+  server::Job& job() { return *job_; }
+
+ private:
+  int port_ = 0;
+  std::unique_ptr<server::Job> job_;
+  std::unique_ptr<server::PlannerService> service_;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+// A skewed EP4/E16 load, two ranks per node.
+PlanRequest Case(uint64_t seed = 1) {
+  sim::CaseOptions o;
+  o.ranks = kRanks;
+  o.experts = kExperts;
+  o.ranks_per_node = 2;
+  o.imbalance = 0.8;
+  o.seed = seed;
+  return sim::GenerateCase(o)->request;
+}
+
+ClientOptions Options(Mode mode, const std::string& address) {
+  ClientOptions o;
+  o.job_id = "job";
+  o.experts = kExperts;
+  o.mode = mode;
+  o.address = address;
+  o.call_timeout = absl::Seconds(5);
+  o.collective_timeout = absl::Seconds(30);
+  return o;
+}
+
+// Runs body(rank, client) on 4 ranks (nodes n0, n0, n1, n1), one thread each.
+void OnRanks(const std::function<ClientOptions(int)>& options, const std::function<void(int, Client&)>& body) {
+  gloo::rendezvous::HashStore store;
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kRanks; ++r) {
+    threads.emplace_back([&, r] {
+      GlooOptions g;
+      g.rank = r;
+      g.size = kRanks;
+      absl::StatusOr<std::unique_ptr<Transport>> transport = ConnectGlooThroughStore(g, store);
+      ASSERT_TRUE(transport.ok()) << transport.status();
+      ClientOptions o = options(r);
+      o.node = r < 2 ? "n0" : "n1";
+      absl::StatusOr<std::unique_ptr<Client>> client = Client::Create(o, std::shared_ptr<Transport>(*std::move(transport)));
+      ASSERT_TRUE(client.ok()) << client.status();
+      body(r, **client);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+}
+
+// Every rank waits here until all are here.
+void Barrier(Transport& transport) {
+  std::vector<int64_t> all(kRanks);
+  ASSERT_TRUE(transport.AllGather(std::vector<int64_t>{0}, all, absl::Seconds(30)).ok());
+}
+
+// The plan taot makes on the whole matrix (what local planning must equal).
+Plan Direct(const PlanRequest& request) {
+  auto planner = PlannerRegistry::BuiltIn().Create("taot").value();
+  return RunPlanner(*planner, request)->plan;
+}
+
+TEST(ClientTest, LocalModePlansTheAllGatheredMatrixOnEveryRank) {
+  const PlanRequest request = Case();
+  OnRanks([](int) { return Options(Mode::kLocal, ""); },
+          [&](int r, Client& client) {
+            absl::StatusOr<LayerPlan> plan = client.PlanLayer(0, 0, request.load.row(r));
+            ASSERT_TRUE(plan.ok()) << plan.status();
+            EXPECT_EQ(plan->source, "local");
+            EXPECT_EQ(plan->plan, Direct(request));
+            EXPECT_FALSE(plan->plan.replicas.empty());
+            EXPECT_EQ(client.stats().local_plans, 1);
+          });
+}
+
+TEST(ClientTest, RemoteModeGetsTheDaemonsPlanOnEveryRank) {
+  Daemon daemon;
+  const PlanRequest request = Case();
+  OnRanks([&](int) { return Options(Mode::kRemote, daemon.address()); },
+          [&](int r, Client& client) {
+            for (int layer = 0; layer < 3; ++layer) {
+              absl::StatusOr<LayerPlan> plan = client.PlanLayer(7, layer, request.load.row(r));
+              ASSERT_TRUE(plan.ok()) << plan.status();
+              EXPECT_EQ(plan->source, "daemon") << plan->reason;
+              EXPECT_EQ(plan->fingerprint.version, 1u);
+              EXPECT_EQ(plan->plan, Direct(request));  // the daemon learnt the topology from registrations
+            }
+            EXPECT_EQ(client.stats().daemon_plans, 3);
+          });
+  EXPECT_EQ(daemon.job().Status().registered, kRanks);
+}
+
+TEST(ClientTest, AnUnreachableDaemonMeansLocalPlansAndFewerTriesOverTime) {
+  const PlanRequest request = Case();
+  OnRanks([](int) {
+            ClientOptions o = Options(Mode::kRemote, "127.0.0.1:1");  // nothing listens there
+            o.call_timeout = absl::Milliseconds(200);
+            return o;
+          },
+          [&](int r, Client& client) {
+            for (int layer = 0; layer < 8; ++layer) {
+              absl::StatusOr<LayerPlan> plan = client.PlanLayer(0, layer, request.load.row(r));
+              ASSERT_TRUE(plan.ok()) << plan.status();
+              EXPECT_EQ(plan->source, "local");
+              EXPECT_EQ(plan->plan, Direct(request));
+            }
+            // Tried at layers 0, 1, 3 and 7 (after skipping 0, 1, 3 layers): 4 failures, 8 local plans.
+            EXPECT_EQ(client.stats().daemon_failures, 4);
+            EXPECT_EQ(client.stats().local_plans, 8);
+          });
+}
+
+TEST(ClientTest, ADaemonRestartIsRidOutWithLocalPlansAndRegisteringAgain) {
+  const PlanRequest request = Case();
+  auto daemon = std::make_unique<Daemon>();
+  const int port = daemon->port();
+  std::vector<std::string> sources[kRanks];
+  std::mutex mu;
+  OnRanks([&](int) {
+            ClientOptions o = Options(Mode::kRemote, daemon->address());
+            o.call_timeout = absl::Milliseconds(1500);
+            return o;
+          },
+          [&](int r, Client& client) {
+            auto plan_layer = [&](int layer) {
+              absl::StatusOr<LayerPlan> plan = client.PlanLayer(1, layer, request.load.row(r));
+              ASSERT_TRUE(plan.ok()) << plan.status();
+              EXPECT_EQ(plan->plan, Direct(request));  // whoever planned it
+              sources[r].push_back(plan->source);
+            };
+            plan_layer(0);
+            if (r == 0) {
+              std::lock_guard<std::mutex> lock(mu);
+              daemon.reset();  // the daemon dies between layers
+            }
+            Barrier(client.transport());
+            plan_layer(1);
+            if (r == 0) {
+              std::lock_guard<std::mutex> lock(mu);
+              daemon = std::make_unique<Daemon>(port);  // back, knowing no ranks
+            }
+            Barrier(client.transport());
+            // Layers go on (locally) while the channel reconnects; the daemon is asked again after
+            // 1, 2, 4, ... layers.
+            for (int layer = 2; layer < 40; ++layer) {
+              plan_layer(layer);
+              std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            }
+          });
+  for (int r = 0; r < kRanks; ++r) {
+    // Daemon; gone: local; tried again at once: daemon (registered again).
+    EXPECT_EQ(sources[r][0], "daemon");
+    EXPECT_EQ(sources[r][1], "local");
+    EXPECT_EQ(sources[r].back(), "daemon") << "rank " << r;
+  }
+}
+
+TEST(ClientTest, RanksHoldingDifferentPlansAllUseNoReplication) {
+  const PlanRequest request = Case();
+  OnRanks([](int r) {
+            ClientOptions o = Options(Mode::kLocal, "");
+            if (r == 2) o.params = {{"target_imbalance_pct", "40"}};  // a misconfigured rank
+            return o;
+          },
+          [&](int r, Client& client) {
+            absl::StatusOr<LayerPlan> plan = client.PlanLayer(0, 0, request.load.row(r));
+            ASSERT_TRUE(plan.ok()) << plan.status();
+            EXPECT_EQ(plan->source, "none");
+            EXPECT_TRUE(plan->plan.replicas.empty());
+            EXPECT_EQ(client.stats().disagreements, 1);
+          });
+}
+
+TEST(ClientTest, PredictiveModeSplitsOverThePushedPlacements) {
+  Daemon daemon(0, /*predictive=*/true);
+  const PlanRequest request = Case();
+  OnRanks([&](int) {
+            ClientOptions o = Options(Mode::kPredictive, daemon.address());
+            o.placement_wait = absl::Seconds(5);
+            return o;
+          },
+          [&](int r, Client& client) {
+            for (int64_t step = 0; step < 3; ++step) {
+              absl::StatusOr<LayerPlan> plan = client.PlanLayer(step, 0, request.load.row(r));
+              ASSERT_TRUE(plan.ok()) << plan.status();
+              // Step 0 has no placement yet; later steps use the one pushed from the step before.
+              EXPECT_EQ(plan->source, step == 0 ? "local" : "placement") << "step " << step << ": " << plan->reason;
+              EXPECT_FALSE(plan->plan.replicas.empty());
+            }
+          });
+}
+
+TEST(ClientTest, BadOptionsAndRowsAreRefusedByName) {
+  OnRanks([](int) { return Options(Mode::kLocal, ""); },
+          [&](int, Client& client) {
+            const std::vector<int64_t> short_row(3, 1);
+            EXPECT_NE(client.PlanLayer(0, 0, short_row).status().message().find("row: must have one entry per expert (16)"),
+                      std::string::npos);
+            std::vector<int64_t> negative(kExperts, 1);
+            negative[5] = -2;
+            EXPECT_NE(client.PlanLayer(0, 0, negative).status().message().find("row[5]"), std::string::npos);
+            EXPECT_EQ(client.PlanLayer(-1, 0, std::vector<int64_t>(kExperts)).status().code(),
+                      absl::StatusCode::kInvalidArgument);
+            EXPECT_EQ(client.stats().layers, 0);
+          });
+  EXPECT_FALSE(ParseMode("sideways").ok());
+  gloo::rendezvous::HashStore store;
+  GlooOptions g;
+  std::shared_ptr<Transport> one = *ConnectGlooThroughStore(g, store);
+  ClientOptions o = Options(Mode::kRemote, "");
+  o.node = "n0";
+  EXPECT_NE(Client::Create(o, one).status().message().find("address: mode remote needs"), std::string::npos);
+  o = Options(Mode::kLocal, "");
+  EXPECT_NE(Client::Create(o, one).status().message().find("node:"), std::string::npos);
+  o.node = "n0";
+  o.experts = 0;
+  EXPECT_NE(Client::Create(o, one).status().message().find("experts:"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace taot::client
