@@ -1,0 +1,193 @@
+// The Python module `taot`: libtaot_client for trainers in Python. It takes NumPy arrays, and
+// tensors' memory as raw addresses (tensor.data_ptr()), so it never links libtorch. Blocking
+// calls release the GIL. Errors raise ValueError (bad input, nothing changed) or RuntimeError.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "taot/client/client.h"
+#include "taot/client/gloo_transport.h"
+#include "taot/client/replica_exchange.h"
+#include "taot/client/replica_moves.h"
+#include "taot/client/reroute.h"
+
+namespace py = pybind11;
+
+namespace taot::client {
+namespace {
+
+template <typename T>
+T Unwrap(absl::StatusOr<T> value) {
+  if (value.ok()) return *std::move(value);
+  if (value.status().code() == absl::StatusCode::kInvalidArgument) throw py::value_error(std::string(value.status().message()));
+  throw std::runtime_error(std::string(value.status().message()));
+}
+
+void Check(const absl::Status& status) { Unwrap(absl::StatusOr<bool>(status.ok() ? absl::StatusOr<bool>(true) : status)); }
+
+absl::Duration Seconds(double s) { return absl::Milliseconds(static_cast<int64_t>(s * 1000)); }
+
+std::vector<void*> Pointers(const std::vector<uintptr_t>& addresses) {
+  std::vector<void*> out;
+  for (uintptr_t a : addresses) out.push_back(reinterpret_cast<void*>(a));
+  return out;
+}
+
+// A client with the transport it plans over, so that weight moves use the same peers.
+struct PyClient {
+  std::unique_ptr<Client> client;
+};
+
+py::dict Stats(const ClientStats& s) {
+  py::dict d;
+  d["layers"] = s.layers;
+  d["daemon_plans"] = s.daemon_plans;
+  d["placement_plans"] = s.placement_plans;
+  d["local_plans"] = s.local_plans;
+  d["daemon_failures"] = s.daemon_failures;
+  d["disagreements"] = s.disagreements;
+  return d;
+}
+
+}  // namespace
+}  // namespace taot::client
+
+PYBIND11_MODULE(taot, m) {
+  using namespace taot::client;
+  m.doc() = "taot: topology-aware expert replication for MoE training (libtaot_client)";
+
+  py::class_<Transport, std::shared_ptr<Transport>>(m, "Transport", "Ranks connected for taot's collectives and moves")
+      .def_property_readonly("rank", &Transport::rank)
+      .def_property_readonly("size", &Transport::size);
+
+  m.def(
+      "connect_gloo",
+      [](int rank, int size, const std::string& directory, const std::string& hostname, double timeout_s) {
+        GlooOptions o;
+        o.rank = rank;
+        o.size = size;
+        o.hostname = hostname;
+        o.timeout = Seconds(timeout_s);
+        py::gil_scoped_release release;
+        return std::shared_ptr<Transport>(Unwrap(ConnectGlooThroughDirectory(o, directory)));
+      },
+      py::arg("rank"), py::arg("size"), py::arg("directory"), py::arg("hostname") = "127.0.0.1",
+      py::arg("timeout_s") = 60.0,
+      "Connects this rank to the others over TCP (Gloo); the rendezvous goes through `directory`, "
+      "which every rank must see.");
+
+  py::class_<LayerPlan>(m, "LayerPlan", "The plan every rank applies to one layer")
+      .def_readonly("source", &LayerPlan::source)
+      .def_readonly("reason", &LayerPlan::reason)
+      .def_property_readonly("version", [](const LayerPlan& p) { return p.fingerprint.version; })
+      .def_property_readonly("hash", [](const LayerPlan& p) { return p.fingerprint.hash; })
+      .def_property_readonly("replicas",
+                             [](const LayerPlan& p) {
+                               std::vector<std::pair<int, int>> out;
+                               for (const taot::Replica& r : p.plan.replicas) out.emplace_back(r.expert, r.rank);
+                               return out;
+                             },
+                             "(expert, guest rank) pairs")
+      .def_property_readonly("assignments",
+                             [](const LayerPlan& p) {
+                               py::array_t<int64_t> out({static_cast<py::ssize_t>(p.plan.assignments.size()), py::ssize_t{4}});
+                               auto v = out.mutable_unchecked<2>();
+                               for (size_t i = 0; i < p.plan.assignments.size(); ++i) {
+                                 const taot::Assignment& a = p.plan.assignments[i];
+                                 v(i, 0) = a.source;
+                                 v(i, 1) = a.expert;
+                                 v(i, 2) = a.rank;
+                                 v(i, 3) = a.tokens;
+                               }
+                               return out;
+                             },
+                             "rows of (source, expert, guest rank, tokens)")
+      .def("guest_slots", [](const LayerPlan& p, int rank) { return GuestSlots(p.plan, rank); }, py::arg("rank"),
+           "The expert in each of `rank`'s guest slots, slot order");
+
+  m.def(
+      "reroute",
+      [](const LayerPlan& plan, int ranks, int experts, int rank, py::array_t<int32_t, py::array::c_style | py::array::forcecast> expert_ids) {
+        if (expert_ids.ndim() != 1) throw py::value_error("expert_ids: must be one-dimensional (one entry per routed pair)");
+        RerouteTable table = Unwrap(RerouteTable::For(plan.plan, ranks, experts, rank));
+        py::array_t<int32_t> dest(expert_ids.shape(0));
+        py::array_t<int64_t> sends(ranks);
+        Check(Reroute(table, std::span<const int32_t>(expert_ids.data(), static_cast<size_t>(expert_ids.shape(0))),
+                      std::span<int32_t>(dest.mutable_data(), static_cast<size_t>(dest.shape(0))),
+                      std::span<int64_t>(sends.mutable_data(), static_cast<size_t>(ranks))));
+        return py::make_tuple(dest, sends);
+      },
+      py::arg("plan"), py::arg("ranks"), py::arg("experts"), py::arg("rank"), py::arg("expert_ids"),
+      "Destination rank of each of this rank's routed pairs (home or guest, honouring the plan's counts), and the "
+      "pairs sent to each rank. Returns (dest_rank int32[n], send_counts int64[ranks]).");
+
+  py::class_<PyClient>(m, "Client", "A rank's taot client: plans, agreement, weight moves, gradient return")
+      .def(py::init([](std::shared_ptr<Transport> transport, int experts, const std::string& node,
+                       const std::string& mode, const std::string& address, const std::string& job_id,
+                       int slots_per_rank, int64_t expert_bytes, const std::string& token, double call_timeout_s,
+                       double placement_wait_s, double collective_timeout_s, const std::string& planner,
+                       const std::map<std::string, std::string>& params) {
+             ClientOptions o;
+             o.experts = experts;
+             o.node = node;
+             o.mode = Unwrap(ParseMode(mode));
+             o.address = address;
+             o.job_id = job_id;
+             o.slots_per_rank = slots_per_rank;
+             o.expert_bytes = expert_bytes;
+             o.token = token;
+             o.call_timeout = Seconds(call_timeout_s);
+             o.placement_wait = Seconds(placement_wait_s);
+             o.collective_timeout = Seconds(collective_timeout_s);
+             o.planner = planner;
+             o.params = params;
+             py::gil_scoped_release release;
+             return PyClient{Unwrap(Client::Create(o, std::move(transport)))};
+           }),
+           py::arg("transport"), py::arg("experts"), py::arg("node"), py::arg("mode") = "local", py::arg("address") = "",
+           py::arg("job_id") = "", py::arg("slots_per_rank") = 2, py::arg("expert_bytes") = 0, py::arg("token") = "",
+           py::arg("call_timeout_s") = 1.0, py::arg("placement_wait_s") = 0.02, py::arg("collective_timeout_s") = 60.0,
+           py::arg("planner") = "taot", py::arg("params") = std::map<std::string, std::string>{})
+      .def(
+          "plan_layer",
+          [](PyClient& c, int64_t step, int layer, py::array_t<int64_t, py::array::c_style | py::array::forcecast> counts) {
+            if (counts.ndim() != 1) throw py::value_error("counts: must be one-dimensional (tokens per expert)");
+            std::span<const int64_t> row(counts.data(), static_cast<size_t>(counts.shape(0)));
+            py::gil_scoped_release release;
+            return Unwrap(c.client->PlanLayer(step, layer, row));
+          },
+          py::arg("step"), py::arg("layer"), py::arg("counts"),
+          "The plan for (step, layer) from this rank's routed pairs per expert; the same on every rank.")
+      .def(
+          "move_weights",
+          [](PyClient& c, const LayerPlan& plan, const std::vector<uintptr_t>& home, const std::vector<uintptr_t>& slots,
+             size_t nbytes, double timeout_s) {
+            ExpertBuffers buffers{nbytes, Pointers(home), Pointers(slots)};
+            MovedBytes moved;
+            py::gil_scoped_release release;
+            std::unique_ptr<PendingExchange> pending = Unwrap(
+                StartWeightMoves(c.client->transport(), plan.plan, c.client->options().experts, buffers, &moved));
+            Check(pending->Wait(Seconds(timeout_s)));
+            return std::pair{moved.sent, moved.received};
+          },
+          py::arg("plan"), py::arg("home"), py::arg("slots"), py::arg("nbytes"), py::arg("timeout_s") = 60.0,
+          "Sends this rank's replicated home experts to their guests and receives its replicas into its slots. home: "
+          "E/R addresses, slots: K addresses, each a contiguous buffer of nbytes. Returns (bytes sent, bytes received).")
+      .def(
+          "return_gradients",
+          [](PyClient& c, const LayerPlan& plan, const std::vector<uintptr_t>& home, const std::vector<uintptr_t>& slots,
+             size_t nbytes, double timeout_s) {
+            ExpertBuffers buffers{nbytes, Pointers(home), Pointers(slots)};
+            MovedBytes moved;
+            py::gil_scoped_release release;
+            Check(ReturnGradients(c.client->transport(), plan.plan, c.client->options().experts, buffers,
+                                  Seconds(timeout_s), &moved));
+            return std::pair{moved.sent, moved.received};
+          },
+          py::arg("plan"), py::arg("home"), py::arg("slots"), py::arg("nbytes"), py::arg("timeout_s") = 60.0,
+          "Sends the slots' float32 gradients home; adds the ones received to the home experts' gradients.")
+      .def("stats", [](const PyClient& c) { return Stats(c.client->stats()); });
+}
