@@ -1,6 +1,7 @@
 #include "taot/client/client.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <set>
@@ -133,10 +134,13 @@ class Client::Impl {
       skip_layers_ = next_skip_ - 1;
       next_skip_ = std::min(2 * next_skip_, options_.reconnect_max_layers);
       Count(&ClientStats::daemon_failures);
-      return Local(step, layer, row,
-                   absl::StrCat(failed, " rank(s) could not get the daemon's plan",
-                                remote.ok() ? "" : absl::StrCat(" (here: ", remote.status().message(), ")")));
+      std::string reason = absl::StrCat(failed, " rank(s) could not get the daemon's plan",
+                                        remote.ok() ? "" : absl::StrCat(" (here: ", remote.status().message(), ")"));
+      Log(absl::StrCat("(step ", step, ", layer ", layer, ") planned locally: ", reason, "; the daemon is asked again in ",
+                       skip_layers_ + 1, " layer(s)"));
+      return Local(step, layer, row, std::move(reason));
     }
+    if (next_skip_ > 1) Log(absl::StrCat("(step ", step, ", layer ", layer, ") the daemon plans again"));
     next_skip_ = 1;
     LayerPlan out;
     out.plan = std::move(remote->plan);
@@ -223,11 +227,22 @@ class Client::Impl {
     Count(&ClientStats::layers);
     if (*same) return plan;
     Count(&ClientStats::disagreements);
+    Log(absl::StrCat("the ranks held different plans (this rank's came from ", plan.source,
+                     "): no replication for this layer"));
     LayerPlan none;
     none.fingerprint = {0, PlanHash(none.plan)};
     none.source = "none";
     none.reason = absl::StrCat("the ranks held different plans (this rank's came from ", plan.source, ")");
     return none;
+  }
+
+  void Log(const std::string& line) const {
+    const std::string text = absl::StrCat("taot rank ", transport_.rank(), ": ", line);
+    if (options_.log) {
+      options_.log(text);
+    } else {
+      std::fprintf(stderr, "%s\n", text.c_str());
+    }
   }
 
   void Count(int64_t ClientStats::*counter) {

@@ -138,9 +138,15 @@ TEST(ClientTest, RemoteModeGetsTheDaemonsPlanOnEveryRank) {
 
 TEST(ClientTest, AnUnreachableDaemonMeansLocalPlansAndFewerTriesOverTime) {
   const PlanRequest request = Case();
-  OnRanks([](int) {
+  std::mutex mu;
+  std::vector<std::string> log;
+  OnRanks([&](int) {
             ClientOptions o = Options(Mode::kRemote, "127.0.0.1:1");  // nothing listens there
             o.call_timeout = absl::Milliseconds(200);
+            o.log = [&](std::string_view line) {
+              std::lock_guard<std::mutex> lock(mu);
+              log.emplace_back(line);
+            };
             return o;
           },
           [&](int r, Client& client) {
@@ -154,6 +160,9 @@ TEST(ClientTest, AnUnreachableDaemonMeansLocalPlansAndFewerTriesOverTime) {
             EXPECT_EQ(client.stats().daemon_failures, 4);
             EXPECT_EQ(client.stats().local_plans, 8);
           });
+  // Each failure is logged once per rank, saying what happens next.
+  ASSERT_EQ(log.size(), 4u * kRanks);
+  EXPECT_NE(log[0].find("planned locally: 4 rank(s) could not get the daemon's plan"), std::string::npos) << log[0];
 }
 
 TEST(ClientTest, ADaemonRestartIsRidOutWithLocalPlansAndRegisteringAgain) {

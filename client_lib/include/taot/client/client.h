@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -63,6 +64,9 @@ struct ClientOptions {
   // The in-process planner (local mode, and the fallback).
   std::string planner = "taot";
   PlannerParams params;
+  // Where the client says what it changed (falling back to local plans, the daemon back, ranks
+  // disagreeing): one line each, prefixed "taot rank R:". Default: standard error.
+  std::function<void(std::string_view line)> log;
 };
 
 // The plan for one layer, the same on every rank.
