@@ -1,0 +1,115 @@
+/* The C ABI of libtaot_client, for trainers in other languages.
+ *
+ * Opaque handles; every call returns a taot_status (absl's codes: 0 is OK) and, on failure,
+ * leaves a message naming the bad field for taot_last_error(). Nothing is changed by a failed
+ * call, and no exception crosses this boundary. Handles are not shared between threads without
+ * the caller's own locking; taot_last_error is per thread.
+ *
+ *   taot_transport* t;  taot_gloo_connect(rank, size, "/shared/rendezvous", "10.0.0.5", 60, &t);
+ *   taot_client_options o;  taot_client_options_init(&o);  o.experts = 64; o.node = hostname; ...
+ *   taot_client* c;  taot_client_create(&o, t, &c);
+ *   per MoE layer:  taot_client_plan_layer(c, step, layer, counts, experts, &plan);
+ *                   taot_client_move_weights(c, plan, home, E/R, slots, K, bytes, 60, NULL, NULL);
+ *                   taot_reroute(plan, R, E, rank, expert_ids, pairs, dest_rank, send_counts);
+ *                   ... the trainer's all-to-all, experts, all-to-all back, backward ...
+ *                   taot_client_return_gradients(c, plan, home_grads, E/R, slot_grads, K, bytes, 60, NULL, NULL);
+ *                   taot_plan_destroy(plan);
+ */
+#ifndef TAOT_CLIENT_H_
+#define TAOT_CLIENT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TAOT_CLIENT_ABI_VERSION 1
+
+typedef enum taot_status {
+  TAOT_OK = 0,
+  TAOT_CANCELLED = 1,
+  TAOT_UNKNOWN = 2,
+  TAOT_INVALID_ARGUMENT = 3,
+  TAOT_DEADLINE_EXCEEDED = 4,
+  TAOT_NOT_FOUND = 5,
+  TAOT_FAILED_PRECONDITION = 9,
+  TAOT_INTERNAL = 13,
+  TAOT_UNAVAILABLE = 14,
+  TAOT_DATA_LOSS = 15
+} taot_status;
+
+/* The ABI version this library implements (TAOT_CLIENT_ABI_VERSION when built). */
+int taot_client_abi_version(void);
+/* The calling thread's last failure message; "" after a success. Valid until its next call. */
+const char* taot_last_error(void);
+
+typedef struct taot_transport taot_transport;
+typedef struct taot_client taot_client;
+typedef struct taot_plan taot_plan;
+
+/* Connects rank `rank` of `size` over TCP (Gloo); the rendezvous goes through `directory`, which
+ * every rank must see; `hostname` is this rank's address for its peers. */
+taot_status taot_gloo_connect(int rank, int size, const char* directory, const char* hostname, double timeout_s,
+                              taot_transport** out);
+/* A client keeps what it needs of its transport: either may be destroyed first. NULL is a no-op. */
+void taot_transport_destroy(taot_transport* transport);
+
+typedef struct taot_client_options {
+  size_t struct_size; /* sizeof(taot_client_options), set by taot_client_options_init */
+  const char* job_id;
+  int experts;
+  int slots_per_rank;
+  int64_t expert_bytes;
+  const char* node; /* this rank's host or node name */
+  int local_rank;
+  const char* device;
+  const char* mode;    /* "remote", "predictive" or "local" */
+  const char* address; /* the daemon, "host:port"; NULL or "" for none */
+  const char* token;
+  double call_timeout_s;
+  double placement_wait_s;
+  double collective_timeout_s;
+  const char* planner; /* the in-process planner, "taot" */
+} taot_client_options;
+
+/* The defaults: local mode, 2 slots, the taot planner, timeouts 1 s / 20 ms / 60 s. */
+void taot_client_options_init(taot_client_options* options);
+taot_status taot_client_create(const taot_client_options* options, taot_transport* transport, taot_client** out);
+void taot_client_destroy(taot_client* client);
+
+/* The plan for (step, layer) from this rank's routed pairs per expert (`experts` counts); the
+ * same on every rank. Every rank calls it for the same (step, layer)s in the same order. */
+taot_status taot_client_plan_layer(taot_client* client, int64_t step, int32_t layer, const int64_t* counts,
+                                   size_t experts, taot_plan** out);
+void taot_plan_destroy(taot_plan* plan);
+uint64_t taot_plan_version(const taot_plan* plan);
+uint64_t taot_plan_hash(const taot_plan* plan);
+/* "daemon", "placement", "local" or "none". */
+const char* taot_plan_source(const taot_plan* plan);
+size_t taot_plan_num_replicas(const taot_plan* plan);
+taot_status taot_plan_replica(const taot_plan* plan, size_t index, int32_t* expert, int32_t* rank);
+/* The experts in `rank`'s guest slots, slot order: returns how many; writes up to `capacity`. */
+size_t taot_plan_guest_slots(const taot_plan* plan, int32_t rank, int32_t* experts, size_t capacity);
+
+/* Destination rank of each of this rank's `pairs` routed pairs, and pairs per destination
+ * (`send_counts` has `ranks` entries). */
+taot_status taot_reroute(const taot_plan* plan, int32_t ranks, int32_t experts, int32_t rank,
+                         const int32_t* expert_ids, size_t pairs, int32_t* dest_rank, int64_t* send_counts);
+
+/* Weights to their guests' slots (each expert one contiguous buffer of `bytes`): `home` has E/R
+ * buffers, `slots` K. Blocks until done or `timeout_s`. The byte counters may be NULL. */
+taot_status taot_client_move_weights(taot_client* client, const taot_plan* plan, void* const* home, size_t num_home,
+                                     void* const* slots, size_t num_slots, size_t bytes, double timeout_s,
+                                     int64_t* bytes_sent, int64_t* bytes_received);
+/* Slots' float32 gradients home, added to the home experts' gradients in ascending guest order. */
+taot_status taot_client_return_gradients(taot_client* client, const taot_plan* plan, void* const* home,
+                                         size_t num_home, void* const* slots, size_t num_slots, size_t bytes,
+                                         double timeout_s, int64_t* bytes_sent, int64_t* bytes_received);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TAOT_CLIENT_H_ */

@@ -1,0 +1,238 @@
+// The C ABI (taot/client/taot_client.h) over the C++ client.
+#include "taot/client/taot_client.h"
+
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "taot/client/client.h"
+#include "taot/client/gloo_transport.h"
+#include "taot/client/replica_exchange.h"
+#include "taot/client/replica_moves.h"
+#include "taot/client/reroute.h"
+
+struct taot_transport {
+  std::shared_ptr<taot::client::Transport> transport;
+};
+struct taot_client {
+  std::unique_ptr<taot::client::Client> client;
+};
+struct taot_plan {
+  taot::client::LayerPlan plan;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+taot_status Fail(const absl::Status& status) {
+  last_error = std::string(status.message());
+  return static_cast<taot_status>(status.code());
+}
+
+// Runs body (returning absl::Status); no exception leaves.
+template <typename Body>
+taot_status Call(Body&& body) {
+  try {
+    const absl::Status status = body();
+    if (status.ok()) {
+      last_error.clear();
+      return TAOT_OK;
+    }
+    return Fail(status);
+  } catch (const std::exception& e) {
+    return Fail(absl::InternalError(e.what()));
+  } catch (...) {
+    return Fail(absl::InternalError("unknown error"));
+  }
+}
+
+absl::Status Null(const char* field) { return absl::InvalidArgumentError(absl::StrCat(field, ": must not be NULL")); }
+
+absl::Duration Seconds(double s) { return absl::Milliseconds(static_cast<int64_t>(s * 1000)); }
+
+std::string Text(const char* s) { return s == nullptr ? std::string() : std::string(s); }
+
+// The buffers of a move, checked.
+absl::StatusOr<taot::client::ExpertBuffers> Buffers(void* const* home, size_t num_home, void* const* slots,
+                                                    size_t num_slots, size_t bytes) {
+  if (home == nullptr && num_home > 0) return Null("home");
+  if (slots == nullptr && num_slots > 0) return Null("slots");
+  taot::client::ExpertBuffers b;
+  b.bytes = bytes;
+  b.home.assign(home, home + num_home);
+  b.slots.assign(slots, slots + num_slots);
+  return b;
+}
+
+template <typename Move>
+taot_status RunMove(taot_client* client, const taot_plan* plan, void* const* home, size_t num_home, void* const* slots,
+                    size_t num_slots, size_t bytes, int64_t* bytes_sent, int64_t* bytes_received, Move&& move) {
+  return Call([&]() -> absl::Status {
+    if (client == nullptr) return Null("client");
+    if (plan == nullptr) return Null("plan");
+    absl::StatusOr<taot::client::ExpertBuffers> buffers = Buffers(home, num_home, slots, num_slots, bytes);
+    if (!buffers.ok()) return buffers.status();
+    taot::client::MovedBytes moved;
+    if (absl::Status s = move(*buffers, moved); !s.ok()) return s;
+    if (bytes_sent != nullptr) *bytes_sent = moved.sent;
+    if (bytes_received != nullptr) *bytes_received = moved.received;
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+int taot_client_abi_version(void) { return TAOT_CLIENT_ABI_VERSION; }
+
+const char* taot_last_error(void) { return last_error.c_str(); }
+
+taot_status taot_gloo_connect(int rank, int size, const char* directory, const char* hostname, double timeout_s,
+                              taot_transport** out) {
+  return Call([&]() -> absl::Status {
+    if (out == nullptr) return Null("out");
+    if (directory == nullptr) return Null("directory");
+    taot::client::GlooOptions o;
+    o.rank = rank;
+    o.size = size;
+    if (hostname != nullptr) o.hostname = hostname;
+    o.timeout = Seconds(timeout_s);
+    absl::StatusOr<std::unique_ptr<taot::client::Transport>> t = taot::client::ConnectGlooThroughDirectory(o, directory);
+    if (!t.ok()) return t.status();
+    *out = new taot_transport{std::shared_ptr<taot::client::Transport>(*std::move(t))};
+    return absl::OkStatus();
+  });
+}
+
+void taot_transport_destroy(taot_transport* transport) { delete transport; }
+
+void taot_client_options_init(taot_client_options* o) {
+  if (o == nullptr) return;
+  *o = taot_client_options{};
+  o->struct_size = sizeof(taot_client_options);
+  o->slots_per_rank = 2;
+  o->mode = "local";
+  o->call_timeout_s = 1.0;
+  o->placement_wait_s = 0.02;
+  o->collective_timeout_s = 60.0;
+  o->planner = "taot";
+}
+
+taot_status taot_client_create(const taot_client_options* options, taot_transport* transport, taot_client** out) {
+  return Call([&]() -> absl::Status {
+    if (options == nullptr) return Null("options");
+    if (transport == nullptr) return Null("transport");
+    if (out == nullptr) return Null("out");
+    if (options->struct_size != sizeof(taot_client_options)) {
+      return absl::InvalidArgumentError(absl::StrCat("options.struct_size: must be ", sizeof(taot_client_options),
+                                                     " (call taot_client_options_init), got ", options->struct_size));
+    }
+    taot::client::ClientOptions o;
+    o.job_id = Text(options->job_id);
+    o.experts = options->experts;
+    o.slots_per_rank = options->slots_per_rank;
+    o.expert_bytes = options->expert_bytes;
+    o.node = Text(options->node);
+    o.local_rank = options->local_rank;
+    o.device = Text(options->device);
+    absl::StatusOr<taot::client::Mode> mode = taot::client::ParseMode(Text(options->mode));
+    if (!mode.ok()) return mode.status();
+    o.mode = *mode;
+    o.address = Text(options->address);
+    o.token = Text(options->token);
+    o.call_timeout = Seconds(options->call_timeout_s);
+    o.placement_wait = Seconds(options->placement_wait_s);
+    o.collective_timeout = Seconds(options->collective_timeout_s);
+    o.planner = options->planner == nullptr ? "taot" : options->planner;
+    absl::StatusOr<std::unique_ptr<taot::client::Client>> c = taot::client::Client::Create(o, transport->transport);
+    if (!c.ok()) return c.status();
+    *out = new taot_client{*std::move(c)};
+    return absl::OkStatus();
+  });
+}
+
+void taot_client_destroy(taot_client* client) { delete client; }
+
+taot_status taot_client_plan_layer(taot_client* client, int64_t step, int32_t layer, const int64_t* counts,
+                                   size_t experts, taot_plan** out) {
+  return Call([&]() -> absl::Status {
+    if (client == nullptr) return Null("client");
+    if (counts == nullptr && experts > 0) return Null("counts");
+    if (out == nullptr) return Null("out");
+    absl::StatusOr<taot::client::LayerPlan> plan = client->client->PlanLayer(step, layer, {counts, experts});
+    if (!plan.ok()) return plan.status();
+    *out = new taot_plan{*std::move(plan)};
+    return absl::OkStatus();
+  });
+}
+
+void taot_plan_destroy(taot_plan* plan) { delete plan; }
+uint64_t taot_plan_version(const taot_plan* plan) { return plan == nullptr ? 0 : plan->plan.fingerprint.version; }
+uint64_t taot_plan_hash(const taot_plan* plan) { return plan == nullptr ? 0 : plan->plan.fingerprint.hash; }
+const char* taot_plan_source(const taot_plan* plan) { return plan == nullptr ? "" : plan->plan.source.c_str(); }
+size_t taot_plan_num_replicas(const taot_plan* plan) { return plan == nullptr ? 0 : plan->plan.plan.replicas.size(); }
+
+taot_status taot_plan_replica(const taot_plan* plan, size_t index, int32_t* expert, int32_t* rank) {
+  return Call([&]() -> absl::Status {
+    if (plan == nullptr) return Null("plan");
+    if (expert == nullptr) return Null("expert");
+    if (rank == nullptr) return Null("rank");
+    const auto& replicas = plan->plan.plan.replicas;
+    if (index >= replicas.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("index: must be below ", replicas.size(), ", got ", index));
+    }
+    *expert = replicas[index].expert;
+    *rank = replicas[index].rank;
+    return absl::OkStatus();
+  });
+}
+
+size_t taot_plan_guest_slots(const taot_plan* plan, int32_t rank, int32_t* experts, size_t capacity) {
+  if (plan == nullptr) return 0;
+  const std::vector<int> slots = taot::client::GuestSlots(plan->plan.plan, rank);
+  for (size_t i = 0; i < slots.size() && i < capacity && experts != nullptr; ++i) experts[i] = slots[i];
+  return slots.size();
+}
+
+taot_status taot_reroute(const taot_plan* plan, int32_t ranks, int32_t experts, int32_t rank,
+                         const int32_t* expert_ids, size_t pairs, int32_t* dest_rank, int64_t* send_counts) {
+  return Call([&]() -> absl::Status {
+    if (plan == nullptr) return Null("plan");
+    if (pairs > 0 && (expert_ids == nullptr || dest_rank == nullptr)) return Null("expert_ids, dest_rank");
+    if (send_counts == nullptr) return Null("send_counts");
+    absl::StatusOr<taot::client::RerouteTable> table = taot::client::RerouteTable::For(plan->plan.plan, ranks, experts, rank);
+    if (!table.ok()) return table.status();
+    return taot::client::Reroute(*table, {expert_ids, pairs}, {dest_rank, pairs},
+                                 {send_counts, static_cast<size_t>(ranks)});
+  });
+}
+
+taot_status taot_client_move_weights(taot_client* client, const taot_plan* plan, void* const* home, size_t num_home,
+                                     void* const* slots, size_t num_slots, size_t bytes, double timeout_s,
+                                     int64_t* bytes_sent, int64_t* bytes_received) {
+  return RunMove(client, plan, home, num_home, slots, num_slots, bytes, bytes_sent, bytes_received,
+                 [&](const taot::client::ExpertBuffers& buffers, taot::client::MovedBytes& moved) -> absl::Status {
+                   absl::StatusOr<std::unique_ptr<taot::client::PendingExchange>> pending =
+                       taot::client::StartWeightMoves(client->client->transport(), plan->plan.plan,
+                                                      client->client->options().experts, buffers, &moved);
+                   if (!pending.ok()) return pending.status();
+                   return (*pending)->Wait(Seconds(timeout_s));
+                 });
+}
+
+taot_status taot_client_return_gradients(taot_client* client, const taot_plan* plan, void* const* home,
+                                         size_t num_home, void* const* slots, size_t num_slots, size_t bytes,
+                                         double timeout_s, int64_t* bytes_sent, int64_t* bytes_received) {
+  return RunMove(client, plan, home, num_home, slots, num_slots, bytes, bytes_sent, bytes_received,
+                 [&](const taot::client::ExpertBuffers& buffers, taot::client::MovedBytes& moved) {
+                   return taot::client::ReturnGradients(client->client->transport(), plan->plan.plan,
+                                                        client->client->options().experts, buffers,
+                                                        Seconds(timeout_s), &moved);
+                 });
+}
+
+}  // extern "C"

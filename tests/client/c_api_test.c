@@ -1,0 +1,125 @@
+/* The C ABI from plain C: two ranks (threads) plan a layer locally, move a replica's weights,
+ * reroute their pairs and return the guest's gradient; bad calls get a status and a message.
+ * Exits 0 when every check holds; prints the first failure otherwise. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "taot/client/taot_client.h"
+
+#define EXPERTS 8
+#define FLOATS 64
+
+static const char* directory;
+static int failures;
+
+#define CHECK(cond)                                                                   \
+  do {                                                                                \
+    if (!(cond)) {                                                                    \
+      fprintf(stderr, "%s:%d: check failed: %s (%s)\n", __FILE__, __LINE__, #cond,   \
+              taot_last_error());                                                     \
+      __atomic_add_fetch(&failures, 1, __ATOMIC_SEQ_CST);                             \
+      return NULL;                                                                    \
+    }                                                                                 \
+  } while (0)
+
+static void* rank_main(void* arg) {
+  const int rank = (int)(size_t)arg;
+  taot_transport* transport = NULL;
+  CHECK(taot_gloo_connect(rank, 2, directory, "127.0.0.1", 30, &transport) == TAOT_OK);
+  taot_client_options options;
+  taot_client_options_init(&options);
+  options.experts = EXPERTS;
+  options.node = "n0";
+  taot_client* client = NULL;
+  CHECK(taot_client_create(&options, transport, &client) == TAOT_OK);
+  taot_transport_destroy(transport); /* the client keeps what it needs */
+
+  /* Expert 0 (on rank 0) is hot from both ranks. */
+  int64_t counts[EXPERTS] = {40, 1, 1, 1, 1, 1, 1, 1};
+  counts[0] += rank * 10;
+  taot_plan* plan = NULL;
+  CHECK(taot_client_plan_layer(client, 0, 0, counts, EXPERTS, &plan) == TAOT_OK);
+  CHECK(strcmp(taot_plan_source(plan), "local") == 0);
+  CHECK(taot_plan_num_replicas(plan) >= 1);
+  int32_t expert = -1, guest = -1;
+  CHECK(taot_plan_replica(plan, 0, &expert, &guest) == TAOT_OK);
+  CHECK(expert == 0 && guest == 1);
+  int32_t slot_experts[2];
+  CHECK(taot_plan_guest_slots(plan, 1, slot_experts, 2) == 1 && slot_experts[0] == 0);
+
+  /* Weights: expert e is all (e + 1); rank 1's slot receives expert 0's. */
+  static float weights[2][4][FLOATS], slots[2][2][FLOATS];
+  void* home[4];
+  void* slot[2];
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < FLOATS; ++j) weights[rank][i][j] = (float)(rank * 4 + i + 1);
+    home[i] = weights[rank][i];
+  }
+  slot[0] = slots[rank][0];
+  slot[1] = slots[rank][1];
+  int64_t sent = -1, received = -1;
+  CHECK(taot_client_move_weights(client, plan, home, 4, slot, 2, sizeof(float) * FLOATS, 30, &sent, &received) == TAOT_OK);
+  if (rank == 1) CHECK(slots[1][0][0] == 1.0f && slots[1][0][FLOATS - 1] == 1.0f && received == (int64_t)(sizeof(float) * FLOATS));
+  if (rank == 0) CHECK(sent == (int64_t)(sizeof(float) * FLOATS));
+
+  /* Reroute this rank's pairs: every pair of expert 0 beyond the plan's share goes home. */
+  int32_t ids[EXPERTS * 6];
+  size_t pairs = 0;
+  for (int e = 0; e < EXPERTS; ++e)
+    for (int64_t n = 0; n < counts[e] && pairs < sizeof ids / sizeof ids[0]; ++n) ids[pairs++] = e;
+  int32_t dest[EXPERTS * 6];
+  int64_t send_counts[2];
+  CHECK(taot_reroute(plan, 2, EXPERTS, rank, ids, pairs, dest, send_counts) == TAOT_OK);
+  CHECK(send_counts[0] + send_counts[1] == (int64_t)pairs);
+
+  /* Gradients: home ones 1, the guest's slot 5; expert 0's home ends with 6. */
+  static float grads[2][4][FLOATS], slot_grads[2][2][FLOATS];
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < FLOATS; ++j) grads[rank][i][j] = 1.0f;
+    home[i] = grads[rank][i];
+  }
+  for (int j = 0; j < FLOATS; ++j) slot_grads[rank][0][j] = 5.0f;
+  slot[0] = slot_grads[rank][0];
+  slot[1] = slot_grads[rank][1];
+  CHECK(taot_client_return_gradients(client, plan, home, 4, slot, 2, sizeof(float) * FLOATS, 30, NULL, NULL) == TAOT_OK);
+  if (rank == 0) CHECK(grads[0][0][0] == 6.0f && grads[0][0][FLOATS - 1] == 6.0f && grads[0][1][0] == 1.0f);
+
+  /* Bad calls: a status, a message naming the field, nothing changed. */
+  taot_plan* none = NULL;
+  CHECK(taot_client_plan_layer(client, 0, 1, counts, 3, &none) == TAOT_INVALID_ARGUMENT && none == NULL);
+  CHECK(strstr(taot_last_error(), "row: must have one entry per expert") != NULL);
+  CHECK(taot_client_plan_layer(NULL, 0, 1, counts, EXPERTS, &none) == TAOT_INVALID_ARGUMENT);
+  CHECK(strstr(taot_last_error(), "client: must not be NULL") != NULL);
+  CHECK(taot_plan_replica(plan, 99, &expert, &guest) == TAOT_INVALID_ARGUMENT);
+  CHECK(taot_client_move_weights(client, plan, home, 3, slot, 2, sizeof(float) * FLOATS, 30, NULL, NULL) == TAOT_INVALID_ARGUMENT);
+  CHECK(strstr(taot_last_error(), "home: must have E / R = 4") != NULL);
+  CHECK(taot_reroute(plan, 2, EXPERTS, 5, ids, pairs, dest, send_counts) == TAOT_INVALID_ARGUMENT);
+  CHECK(taot_plan_version(plan) == 0 && taot_plan_hash(plan) != 0);
+  taot_plan_destroy(plan);
+  taot_client_destroy(client);
+  return NULL;
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s RENDEZVOUS_DIR\n", argv[0]);
+    return 2;
+  }
+  directory = argv[1];
+  if (taot_client_abi_version() != TAOT_CLIENT_ABI_VERSION) return 1;
+  taot_client_options bad;
+  taot_client_options_init(&bad);
+  bad.struct_size = 3;
+  taot_client* c = NULL;
+  if (taot_client_create(&bad, NULL, &c) != TAOT_INVALID_ARGUMENT || strstr(taot_last_error(), "transport") == NULL) {
+    fprintf(stderr, "a NULL transport was not refused by name: %s\n", taot_last_error());
+    return 1;
+  }
+  pthread_t threads[2];
+  for (size_t r = 0; r < 2; ++r) pthread_create(&threads[r], NULL, rank_main, (void*)r);
+  for (int r = 0; r < 2; ++r) pthread_join(threads[r], NULL);
+  if (failures == 0) printf("c_api_test: ok\n");
+  return failures == 0 ? 0 : 1;
+}
