@@ -10,6 +10,7 @@
 #include <gloo/transport/tcp/device.h>
 
 #include "absl/strings/str_cat.h"
+#include "taot/kernels/accumulate.h"
 
 namespace taot::client {
 namespace {
@@ -49,6 +50,15 @@ class GlooExchange final : public PendingExchange {
 
  private:
   std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> sends_, recvs_;
+};
+
+class HostBuffer final : public TransportBuffer {
+ public:
+  explicit HostBuffer(size_t bytes) : bytes_(bytes) {}
+  void* data() override { return bytes_.data(); }
+
+ private:
+  std::vector<char> bytes_;
 };
 
 class GlooTransport final : public Transport {
@@ -100,6 +110,15 @@ class GlooTransport final : public Transport {
     });
     if (!started.ok()) return started;
     return std::make_unique<GlooExchange>(std::move(send_buffers), std::move(recv_buffers));
+  }
+
+  absl::StatusOr<std::unique_ptr<TransportBuffer>> NewBuffer(size_t bytes) override {
+    return std::make_unique<HostBuffer>(bytes);
+  }
+
+  absl::Status Accumulate(float* dst, const float* src, size_t n) override {
+    kernels::AccumulateCpu(dst, src, n);
+    return absl::OkStatus();
   }
 
  private:

@@ -66,7 +66,7 @@ absl::Status ReturnGradients(Transport& transport, const Plan& plan, int experts
   std::vector<SendOp> sends;
   std::vector<RecvOp> recvs;
   std::vector<const ReplicaTransfer*> incoming;  // in transfer order: by expert, then guest
-  std::vector<std::vector<float>> received;
+  std::vector<std::unique_ptr<TransportBuffer>> received;
   MovedBytes count;
   for (const ReplicaTransfer& t : transfers) {
     const auto tag = static_cast<uint32_t>(t.expert);
@@ -75,19 +75,23 @@ absl::Status ReturnGradients(Transport& transport, const Plan& plan, int experts
       count.sent += static_cast<int64_t>(gradients.bytes);
     } else if (t.home == transport.rank()) {
       incoming.push_back(&t);
-      received.emplace_back(floats);
+      absl::StatusOr<std::unique_ptr<TransportBuffer>> buffer = transport.NewBuffer(gradients.bytes);
+      if (!buffer.ok()) return buffer.status();
+      received.push_back(*std::move(buffer));
       count.received += static_cast<int64_t>(gradients.bytes);
     }
   }
   for (size_t i = 0; i < incoming.size(); ++i) {
-    recvs.push_back({incoming[i]->guest, received[i].data(), gradients.bytes, static_cast<uint32_t>(incoming[i]->expert)});
+    recvs.push_back({incoming[i]->guest, received[i]->data(), gradients.bytes, static_cast<uint32_t>(incoming[i]->expert)});
   }
   absl::StatusOr<std::unique_ptr<PendingExchange>> pending = transport.StartExchange(std::move(sends), std::move(recvs));
   if (!pending.ok()) return pending.status();
   if (absl::Status s = (*pending)->Wait(timeout); !s.ok()) return s;
   for (size_t i = 0; i < incoming.size(); ++i) {
     auto* home = static_cast<float*>(gradients.home[LocalIndex(transport, incoming[i]->expert, experts)]);
-    for (size_t j = 0; j < floats; ++j) home[j] += received[i][j];
+    if (absl::Status s = transport.Accumulate(home, static_cast<const float*>(received[i]->data()), floats); !s.ok()) {
+      return s;
+    }
   }
   if (moved != nullptr) *moved = count;
   return absl::OkStatus();

@@ -40,6 +40,13 @@ class PendingExchange {
   virtual absl::Status Wait(absl::Duration timeout) = 0;
 };
 
+// Memory where the transport's buffers live: host memory for Gloo, device memory for NCCL.
+class TransportBuffer {
+ public:
+  virtual ~TransportBuffer() = default;
+  virtual void* data() = 0;
+};
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -50,6 +57,11 @@ class Transport {
   // Starts the sends and receives (a rank may both send to and receive from a peer).
   virtual absl::StatusOr<std::unique_ptr<PendingExchange>> StartExchange(std::vector<SendOp> sends,
                                                                          std::vector<RecvOp> recvs) = 0;
+  // A scratch buffer of `bytes` in the transport's memory.
+  virtual absl::StatusOr<std::unique_ptr<TransportBuffer>> NewBuffer(size_t bytes) = 0;
+  // dst[i] += src[i] (float32) in the transport's memory, after every exchange already waited
+  // for; done when it returns.
+  virtual absl::Status Accumulate(float* dst, const float* src, size_t n) = 0;
 };
 
 }  // namespace taot::client

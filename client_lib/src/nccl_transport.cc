@@ -1,0 +1,236 @@
+#include "taot/client/nccl_transport.h"
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "taot/kernels/accumulate.h"
+
+namespace taot::client {
+namespace {
+
+static_assert(sizeof(ncclUniqueId) == sizeof(NcclUniqueId), "NcclUniqueId must hold an ncclUniqueId");
+
+absl::Status Cuda(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrCat(what, ": ", cudaGetErrorString(e)));
+}
+
+absl::Status Nccl(ncclResult_t r, const char* what) {
+  if (r == ncclSuccess || r == ncclInProgress) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrCat(what, ": ", ncclGetErrorString(r)));
+}
+
+// Waits for the communicator's pending work (non-blocking mode) or `event`, whichever the caller
+// passes, until `deadline`; aborts the communicator on timeout.
+absl::Status AwaitComm(ncclComm_t comm, cudaEvent_t event, absl::Time deadline, const char* what) {
+  while (true) {
+    ncclResult_t state = ncclSuccess;
+    if (absl::Status s = Nccl(ncclCommGetAsyncError(comm, &state), what); !s.ok()) return s;
+    if (state != ncclSuccess && state != ncclInProgress) return Nccl(state, what);
+    const bool comm_done = state == ncclSuccess;
+    bool event_done = true;
+    if (event != nullptr) {
+      const cudaError_t q = cudaEventQuery(event);
+      if (q != cudaSuccess && q != cudaErrorNotReady) return Cuda(q, what);
+      event_done = q == cudaSuccess;
+    }
+    if (comm_done && event_done) return absl::OkStatus();
+    if (absl::Now() > deadline) {
+      ncclCommAbort(comm);
+      return absl::DeadlineExceededError(absl::StrCat(what, ": a peer did not answer in time; the communicator is aborted"));
+    }
+    absl::SleepFor(absl::Microseconds(20));
+  }
+}
+
+class DeviceBuffer final : public TransportBuffer {
+ public:
+  explicit DeviceBuffer(void* data) : data_(data) {}
+  ~DeviceBuffer() override { cudaFree(data_); }
+  void* data() override { return data_; }
+
+ private:
+  void* data_;
+};
+
+class NcclExchange final : public PendingExchange {
+ public:
+  NcclExchange(ncclComm_t comm, cudaEvent_t event) : comm_(comm), event_(event) {}
+  ~NcclExchange() override { cudaEventDestroy(event_); }
+  absl::Status Wait(absl::Duration timeout) override {
+    return AwaitComm(comm_, event_, absl::Now() + timeout, "nccl exchange");
+  }
+
+ private:
+  ncclComm_t comm_;
+  cudaEvent_t event_;
+};
+
+class NcclTransport final : public Transport {
+ public:
+  NcclTransport(ncclComm_t comm, int rank, int size, int device, cudaStream_t stream, bool own_stream)
+      : comm_(comm), rank_(rank), size_(size), device_(device), stream_(stream), own_stream_(own_stream) {}
+  ~NcclTransport() override {
+    ncclCommDestroy(comm_);
+    if (scratch_ != nullptr) cudaFree(scratch_);
+    if (own_stream_) cudaStreamDestroy(stream_);
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  absl::Status AllGather(std::span<const int64_t> mine, std::span<int64_t> all, absl::Duration timeout) override {
+    if (all.size() != mine.size() * static_cast<size_t>(size_)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("all: must have size x mine = ", size_ * mine.size(), " entries, got ", all.size()));
+    }
+    const size_t bytes = (mine.size() + all.size()) * sizeof(int64_t);
+    if (absl::Status s = Use(); !s.ok()) return s;
+    if (absl::Status s = Scratch(bytes); !s.ok()) return s;
+    auto* send = static_cast<int64_t*>(scratch_);
+    int64_t* recv = send + mine.size();
+    if (absl::Status s = Cuda(cudaMemcpyAsync(send, mine.data(), mine.size_bytes(), cudaMemcpyHostToDevice, stream_),
+                              "all-gather copy in");
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = Nccl(ncclAllGather(send, recv, mine.size(), ncclInt64, comm_, stream_), "nccl all-gather");
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = Cuda(cudaMemcpyAsync(all.data(), recv, all.size_bytes(), cudaMemcpyDeviceToHost, stream_),
+                              "all-gather copy out");
+        !s.ok()) {
+      return s;
+    }
+    return Finish(absl::Now() + timeout, "nccl all-gather");
+  }
+
+  absl::StatusOr<std::unique_ptr<PendingExchange>> StartExchange(std::vector<SendOp> sends,
+                                                                 std::vector<RecvOp> recvs) override {
+    for (size_t i = 0; i < sends.size(); ++i) {
+      if (sends[i].peer < 0 || sends[i].peer >= size_ || sends[i].peer == rank_) {
+        return absl::InvalidArgumentError(absl::StrCat("sends[", i, "].peer: must be another rank, got ", sends[i].peer));
+      }
+    }
+    for (size_t i = 0; i < recvs.size(); ++i) {
+      if (recvs[i].peer < 0 || recvs[i].peer >= size_ || recvs[i].peer == rank_) {
+        return absl::InvalidArgumentError(absl::StrCat("recvs[", i, "].peer: must be another rank, got ", recvs[i].peer));
+      }
+    }
+    if (absl::Status s = Use(); !s.ok()) return s;
+    // One group: NCCL matches the sends and receives between two ranks in the order issued,
+    // which both sides derive from the same plan.
+    if (absl::Status s = Nccl(ncclGroupStart(), "nccl group"); !s.ok()) return s;
+    for (const SendOp& op : sends) {
+      if (absl::Status s = Nccl(ncclSend(op.data, op.bytes, ncclChar, op.peer, comm_, stream_), "nccl send"); !s.ok()) {
+        ncclGroupEnd();
+        return s;
+      }
+    }
+    for (const RecvOp& op : recvs) {
+      if (absl::Status s = Nccl(ncclRecv(op.data, op.bytes, ncclChar, op.peer, comm_, stream_), "nccl recv"); !s.ok()) {
+        ncclGroupEnd();
+        return s;
+      }
+    }
+    if (absl::Status s = Nccl(ncclGroupEnd(), "nccl group"); !s.ok()) return s;
+    cudaEvent_t event = nullptr;
+    if (absl::Status s = Cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "event"); !s.ok()) return s;
+    if (absl::Status s = Cuda(cudaEventRecord(event, stream_), "event"); !s.ok()) {
+      cudaEventDestroy(event);
+      return s;
+    }
+    return std::make_unique<NcclExchange>(comm_, event);
+  }
+
+  absl::StatusOr<std::unique_ptr<TransportBuffer>> NewBuffer(size_t bytes) override {
+    if (absl::Status s = Use(); !s.ok()) return s;
+    void* data = nullptr;
+    if (absl::Status s = Cuda(cudaMalloc(&data, bytes == 0 ? 1 : bytes), "device buffer"); !s.ok()) return s;
+    return std::make_unique<DeviceBuffer>(data);
+  }
+
+  absl::Status Accumulate(float* dst, const float* src, size_t n) override {
+    if (absl::Status s = Use(); !s.ok()) return s;
+    if (absl::Status s = Cuda(kernels::AccumulateCuda(dst, src, n, stream_), "accumulate"); !s.ok()) return s;
+    return Cuda(cudaStreamSynchronize(stream_), "accumulate");
+  }
+
+ private:
+  absl::Status Use() const { return Cuda(cudaSetDevice(device_), "cudaSetDevice"); }
+
+  absl::Status Scratch(size_t bytes) {
+    if (bytes <= scratch_bytes_) return absl::OkStatus();
+    if (scratch_ != nullptr) cudaFree(scratch_);
+    scratch_ = nullptr;
+    scratch_bytes_ = 0;
+    if (absl::Status s = Cuda(cudaMalloc(&scratch_, bytes), "scratch"); !s.ok()) return s;
+    scratch_bytes_ = bytes;
+    return absl::OkStatus();
+  }
+
+  // Waits for everything enqueued on the stream.
+  absl::Status Finish(absl::Time deadline, const char* what) {
+    cudaEvent_t event = nullptr;
+    if (absl::Status s = Cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "event"); !s.ok()) return s;
+    absl::Status s = Cuda(cudaEventRecord(event, stream_), "event");
+    if (s.ok()) s = AwaitComm(comm_, event, deadline, what);
+    cudaEventDestroy(event);
+    return s;
+  }
+
+  ncclComm_t comm_;
+  const int rank_, size_, device_;
+  cudaStream_t stream_;
+  const bool own_stream_;
+  void* scratch_ = nullptr;
+  size_t scratch_bytes_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<NcclUniqueId> NewNcclUniqueId() {
+  ncclUniqueId id;
+  if (absl::Status s = Nccl(ncclGetUniqueId(&id), "ncclGetUniqueId"); !s.ok()) return s;
+  NcclUniqueId out;
+  std::memcpy(out.data(), &id, sizeof(id));
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<Transport>> ConnectNccl(const NcclOptions& o) {
+  if (o.size < 1) return absl::InvalidArgumentError(absl::StrCat("size: must be >= 1, got ", o.size));
+  if (o.rank < 0 || o.rank >= o.size) {
+    return absl::InvalidArgumentError(absl::StrCat("rank: must be in [0, ", o.size, "), got ", o.rank));
+  }
+  int devices = 0;
+  if (absl::Status s = Cuda(cudaGetDeviceCount(&devices), "cudaGetDeviceCount"); !s.ok()) return s;
+  if (o.device < 0 || o.device >= devices) {
+    return absl::InvalidArgumentError(absl::StrCat("device: must be in [0, ", devices, "), got ", o.device));
+  }
+  if (absl::Status s = Cuda(cudaSetDevice(o.device), "cudaSetDevice"); !s.ok()) return s;
+  cudaStream_t stream = reinterpret_cast<cudaStream_t>(o.stream);
+  const bool own = stream == nullptr;
+  if (own) {
+    if (absl::Status s = Cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "side stream"); !s.ok()) return s;
+  }
+  ncclUniqueId id;
+  std::memcpy(&id, o.id.data(), sizeof(id));
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;  // so that a missing peer is a timeout, not a hang
+  ncclComm_t comm = nullptr;
+  absl::Status s = Nccl(ncclCommInitRankConfig(&comm, o.size, id, o.rank, &config), "ncclCommInitRankConfig");
+  if (s.ok()) s = AwaitComm(comm, nullptr, absl::Now() + o.timeout, "nccl rendezvous");
+  if (!s.ok()) {
+    if (own) cudaStreamDestroy(stream);
+    return s;
+  }
+  return std::make_unique<NcclTransport>(comm, o.rank, o.size, o.device, stream, own);
+}
+
+}  // namespace taot::client
