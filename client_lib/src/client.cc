@@ -4,10 +4,12 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "daemon_link.h"
 #include "taot/planner/plan_hash.h"
 #include "taot/planner/plan_request.h"
@@ -93,6 +95,7 @@ class Client::Impl {
       return absl::InvalidArgumentError(
           absl::StrCat("row[", *e, "]: must be in [0, ", kMaxTokensPerEntry, "], got ", row[*e]));
     }
+    const absl::Time start = absl::Now();
     absl::StatusOr<LayerPlan> plan;
     switch (options_.mode) {
       case Mode::kRemote:
@@ -106,7 +109,12 @@ class Client::Impl {
         break;
     }
     if (!plan.ok()) return plan;
-    return Agree(*std::move(plan));
+    const absl::Time planned = absl::Now();
+    absl::StatusOr<LayerPlan> agreed = Agree(*std::move(plan));
+    if (!agreed.ok()) return agreed;
+    agreed->plan_time = planned - start;
+    agreed->agreement_time = absl::Now() - planned;
+    return agreed;
   }
 
   ClientStats stats() const {
@@ -148,6 +156,10 @@ class Client::Impl {
     out.source = remote->fallback ? "none" : "daemon";
     if (remote->fallback) out.reason = "the daemon's fallback (rows missing at its deadline, or its planner failed)";
     Count(&ClientStats::daemon_plans);
+    // The gather above already holds every rank's (version, hash): the agreement needs no second.
+    bool same = true;
+    for (size_t r = 0; r < all.size(); r += 3) same = same && all[r + 1] == mine[1] && all[r + 2] == mine[2];
+    agreed_ = same;
     return out;
   }
 
@@ -222,7 +234,9 @@ class Client::Impl {
 
   // The same plan on every rank, or no replication on all.
   absl::StatusOr<LayerPlan> Agree(LayerPlan plan) {
-    absl::StatusOr<bool> same = AllHoldTheSamePlan(transport_, plan.fingerprint, options_.collective_timeout);
+    absl::StatusOr<bool> same =
+        agreed_.has_value() ? *agreed_ : AllHoldTheSamePlan(transport_, plan.fingerprint, options_.collective_timeout);
+    agreed_.reset();
     if (!same.ok()) return same.status();
     Count(&ClientStats::layers);
     if (*same) return plan;
@@ -259,6 +273,8 @@ class Client::Impl {
   int skip_layers_ = 0;
   int next_skip_ = 1;
   bool reregister_;
+  // Set when the plan's gather already told whether all ranks hold it.
+  std::optional<bool> agreed_;
   std::set<std::pair<int64_t, int>> reported_;  // predictive mode's (step, layer)s sent to the daemon
   mutable std::mutex mu_;
   ClientStats stats_;

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <exception>
 #include <filesystem>
+#include <map>
+#include <mutex>
 
 #include <gloo/allgather.h>
 #include <gloo/rendezvous/context.h>
@@ -125,6 +127,21 @@ class GlooTransport final : public Transport {
   std::shared_ptr<gloo::rendezvous::Context> context_;
 };
 
+// One TCP device (one event loop thread) per address per process: ranks that share a process
+// (tests, benchmarks) then share the loop instead of waking one thread each per message.
+std::shared_ptr<gloo::transport::Device> DeviceFor(const std::string& hostname) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<gloo::transport::Device>> devices;
+  std::lock_guard<std::mutex> lock(mu);
+  std::shared_ptr<gloo::transport::Device>& device = devices[hostname];
+  if (device == nullptr) {
+    gloo::transport::tcp::attr attr;
+    attr.hostname = hostname;
+    device = gloo::transport::tcp::CreateDevice(attr);
+  }
+  return device;
+}
+
 absl::Status CheckOptions(const GlooOptions& o) {
   if (o.size < 1) return absl::InvalidArgumentError(absl::StrCat("size: must be >= 1, got ", o.size));
   if (o.rank < 0 || o.rank >= o.size) {
@@ -142,11 +159,9 @@ absl::StatusOr<std::unique_ptr<Transport>> ConnectGlooThroughStore(const GlooOpt
   if (absl::Status s = CheckOptions(options); !s.ok()) return s;
   std::shared_ptr<gloo::rendezvous::Context> context;
   absl::Status connected = Guard("gloo rendezvous", [&] {
-    gloo::transport::tcp::attr attr;
-    attr.hostname = options.hostname;
-    auto device = gloo::transport::tcp::CreateDevice(attr);
     context = std::make_shared<gloo::rendezvous::Context>(options.rank, options.size);
     context->setTimeout(Millis(options.timeout));
+    std::shared_ptr<gloo::transport::Device> device = DeviceFor(options.hostname);
     context->connectFullMesh(store, device);
     return absl::OkStatus();
   });

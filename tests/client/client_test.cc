@@ -73,6 +73,12 @@ ClientOptions Options(Mode mode, const std::string& address) {
   return o;
 }
 
+// Every rank waits here until all are here.
+void Barrier(Transport& transport) {
+  std::vector<int64_t> all(kRanks);
+  ASSERT_TRUE(transport.AllGather(std::vector<int64_t>{0}, all, absl::Seconds(30)).ok());
+}
+
 // Runs body(rank, client) on 4 ranks (nodes n0, n0, n1, n1), one thread each.
 void OnRanks(const std::function<ClientOptions(int)>& options, const std::function<void(int, Client&)>& body) {
   gloo::rendezvous::HashStore store;
@@ -89,15 +95,10 @@ void OnRanks(const std::function<ClientOptions(int)>& options, const std::functi
       absl::StatusOr<std::unique_ptr<Client>> client = Client::Create(o, std::shared_ptr<Transport>(*std::move(transport)));
       ASSERT_TRUE(client.ok()) << client.status();
       body(r, **client);
+      Barrier((*client)->transport());  // no rank closes its connections while a peer may still use them
     });
   }
   for (std::thread& t : threads) t.join();
-}
-
-// Every rank waits here until all are here.
-void Barrier(Transport& transport) {
-  std::vector<int64_t> all(kRanks);
-  ASSERT_TRUE(transport.AllGather(std::vector<int64_t>{0}, all, absl::Seconds(30)).ok());
 }
 
 // The plan taot makes on the whole matrix (what local planning must equal).

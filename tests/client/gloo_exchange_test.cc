@@ -28,6 +28,9 @@ void OnRanks(int ranks, const std::function<void(Transport&)>& body) {
       absl::StatusOr<std::unique_ptr<Transport>> transport = ConnectGlooThroughStore(options, store);
       ASSERT_TRUE(transport.ok()) << transport.status();
       body(**transport);
+      // No rank leaves (and closes its connections) while a peer may still be connecting.
+      std::vector<int64_t> all(static_cast<size_t>(ranks));
+      EXPECT_TRUE((*transport)->AllGather(std::vector<int64_t>{0}, all, absl::Seconds(30)).ok());
     });
   }
   for (std::thread& t : threads) t.join();

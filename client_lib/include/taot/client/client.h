@@ -77,6 +77,10 @@ struct LayerPlan {
   // daemon's own fallback).
   std::string source;
   std::string reason;  // why "none", or why local planning stood in for the daemon
+  // This rank's time to get its plan (the daemon's round, or the gather and local plan, or the
+  // gather and split) and to check the ranks agree on it.
+  absl::Duration plan_time;
+  absl::Duration agreement_time;
 };
 
 struct ClientStats {
