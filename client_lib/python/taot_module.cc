@@ -13,6 +13,9 @@
 #include "taot/client/replica_exchange.h"
 #include "taot/client/replica_moves.h"
 #include "taot/client/reroute.h"
+#if TAOT_WITH_NCCL
+#include "taot/client/nccl_transport.h"
+#endif
 
 namespace py = pybind11;
 
@@ -79,10 +82,47 @@ PYBIND11_MODULE(taot, m) {
       "Connects this rank to the others over TCP (Gloo); the rendezvous goes through `directory`, "
       "which every rank must see.");
 
+#if TAOT_WITH_NCCL
+  m.def(
+      "nccl_unique_id", [] { NcclUniqueId id = Unwrap(NewNcclUniqueId()); return py::bytes(id.data(), id.size()); },
+      "A new NCCL unique id (bytes), made on one rank and handed to all (e.g. by the trainer's broadcast).");
+  m.def(
+      "connect_nccl",
+      [](int rank, int size, int device, const py::bytes& unique_id, uintptr_t stream, double timeout_s) {
+        const std::string id = unique_id;
+        NcclOptions o;
+        if (id.size() != o.id.size()) throw py::value_error("unique_id: must be the 128 bytes of nccl_unique_id()");
+        std::copy(id.begin(), id.end(), o.id.begin());
+        o.rank = rank;
+        o.size = size;
+        o.device = device;
+        o.stream = stream;
+        o.timeout = Seconds(timeout_s);
+        py::gil_scoped_release release;
+        return std::shared_ptr<Transport>(Unwrap(ConnectNccl(o)));
+      },
+      py::arg("rank"), py::arg("size"), py::arg("device"), py::arg("unique_id"), py::arg("stream") = 0,
+      py::arg("timeout_s") = 60.0,
+      "Connects over NCCL with a communicator of taot's own on `device`; moves run on `stream` (a cudaStream_t as an "
+      "integer, e.g. torch.cuda.Stream().cuda_stream; 0: a stream of its own). Buffers are device addresses.");
+#endif
+  m.attr("has_nccl") = static_cast<bool>(TAOT_WITH_NCCL + 0);
+
+  py::class_<PendingExchange>(m, "PendingMove", "Weight moves under way")
+      .def(
+          "wait", [](PendingExchange& p, double timeout_s) {
+            py::gil_scoped_release release;
+            Check(p.Wait(Seconds(timeout_s)));
+          },
+          py::arg("timeout_s") = 60.0, "Blocks until every send and receive is done, or fails after timeout_s.");
+
   py::class_<LayerPlan>(m, "LayerPlan", "The plan every rank applies to one layer")
       .def_readonly("source", &LayerPlan::source)
       .def_readonly("reason", &LayerPlan::reason)
       .def_property_readonly("version", [](const LayerPlan& p) { return p.fingerprint.version; })
+      .def_property_readonly("plan_seconds", [](const LayerPlan& p) { return absl::ToDoubleSeconds(p.plan_time); })
+      .def_property_readonly("agreement_seconds",
+                             [](const LayerPlan& p) { return absl::ToDoubleSeconds(p.agreement_time); })
       .def_property_readonly("hash", [](const LayerPlan& p) { return p.fingerprint.hash; })
       .def_property_readonly("replicas",
                              [](const LayerPlan& p) {
@@ -129,7 +169,8 @@ PYBIND11_MODULE(taot, m) {
                        const std::string& mode, const std::string& address, const std::string& job_id,
                        int slots_per_rank, int64_t expert_bytes, const std::string& token, double call_timeout_s,
                        double placement_wait_s, double collective_timeout_s, const std::string& planner,
-                       const std::map<std::string, std::string>& params) {
+                       const std::map<std::string, std::string>& params, const std::string& tls_ca,
+                       const std::string& tls_cert, const std::string& tls_key) {
              ClientOptions o;
              o.experts = experts;
              o.node = node;
@@ -144,13 +185,17 @@ PYBIND11_MODULE(taot, m) {
              o.collective_timeout = Seconds(collective_timeout_s);
              o.planner = planner;
              o.params = params;
+             o.tls_ca = tls_ca;
+             o.tls_cert = tls_cert;
+             o.tls_key = tls_key;
              py::gil_scoped_release release;
              return PyClient{Unwrap(Client::Create(o, std::move(transport)))};
            }),
            py::arg("transport"), py::arg("experts"), py::arg("node"), py::arg("mode") = "local", py::arg("address") = "",
            py::arg("job_id") = "", py::arg("slots_per_rank") = 2, py::arg("expert_bytes") = 0, py::arg("token") = "",
            py::arg("call_timeout_s") = 1.0, py::arg("placement_wait_s") = 0.02, py::arg("collective_timeout_s") = 60.0,
-           py::arg("planner") = "taot", py::arg("params") = std::map<std::string, std::string>{})
+           py::arg("planner") = "taot", py::arg("params") = std::map<std::string, std::string>{},
+           py::arg("tls_ca") = "", py::arg("tls_cert") = "", py::arg("tls_key") = "")
       .def(
           "plan_layer",
           [](PyClient& c, int64_t step, int layer, py::array_t<int64_t, py::array::c_style | py::array::forcecast> counts) {
@@ -176,6 +221,16 @@ PYBIND11_MODULE(taot, m) {
           py::arg("plan"), py::arg("home"), py::arg("slots"), py::arg("nbytes"), py::arg("timeout_s") = 60.0,
           "Sends this rank's replicated home experts to their guests and receives its replicas into its slots. home: "
           "E/R addresses, slots: K addresses, each a contiguous buffer of nbytes. Returns (bytes sent, bytes received).")
+      .def(
+          "start_weight_moves",
+          [](PyClient& c, const LayerPlan& plan, const std::vector<uintptr_t>& home, const std::vector<uintptr_t>& slots,
+             size_t nbytes) {
+            ExpertBuffers buffers{nbytes, Pointers(home), Pointers(slots)};
+            py::gil_scoped_release release;
+            return Unwrap(StartWeightMoves(c.client->transport(), plan.plan, c.client->options().experts, buffers));
+          },
+          py::arg("plan"), py::arg("home"), py::arg("slots"), py::arg("nbytes"),
+          "move_weights without waiting: returns a PendingMove; the buffers must live until its wait() returns.")
       .def(
           "return_gradients",
           [](PyClient& c, const LayerPlan& plan, const std::vector<uintptr_t>& home, const std::vector<uintptr_t>& slots,

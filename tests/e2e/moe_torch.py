@@ -143,8 +143,14 @@ def worker(rank, args):
         sources.append(plan.source)
         home_ptrs = [taot_home[e].data_ptr() for e in mine]
         slot_ptrs = [s.data_ptr() for s in slots]
-        sent, received = client.move_weights(plan, home_ptrs, slot_ptrs, P * 4)
-        moved += sent + received
+        if args.mode == "predictive":
+            # The asynchronous form: start the moves, do other work, then wait before using slots.
+            pending = client.start_weight_moves(plan, home_ptrs, slot_ptrs, P * 4)
+            pending.wait(60)
+            moved += P * 4 * sum((e // (E // R) == rank) + (g == rank) for e, g in plan.replicas)
+        else:
+            sent, received = client.move_weights(plan, home_ptrs, slot_ptrs, P * 4)
+            moved += sent + received
         slot_of = {e: i for i, e in enumerate(plan.guest_slots(rank))}
         slot_params = [s.clone().requires_grad_() for s in slots]
         for s in slot_params:
