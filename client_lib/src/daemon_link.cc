@@ -125,9 +125,12 @@ void DaemonLink::ReportMatrixLater(int64_t step, int layer, LoadMatrix load) {
 
 void DaemonLink::SendMatrices() {
   std::unique_lock<std::mutex> lock(mu_);
+  // When the client closes, what is queued still goes out, for one call timeout at most.
+  std::optional<absl::Time> drain_until;
   while (true) {
     changed_.wait(lock, [this] { return stopping_ || !matrices_.empty(); });
-    if (stopping_) return;
+    if (stopping_ && !drain_until) drain_until = absl::Now() + options_.call_timeout;
+    if (matrices_.empty() || (drain_until && absl::Now() > *drain_until)) return;
     QueuedMatrix next = std::move(matrices_.front());
     matrices_.pop_front();
     lock.unlock();
@@ -140,7 +143,7 @@ void DaemonLink::SendMatrices() {
     request.mutable_counts()->Add(next.load.data().begin(), next.load.data().end());
     taot::v1::Plan reply;
     grpc::ClientContext context;
-    Prepare(context, options_.call_timeout);
+    Prepare(context, drain_until ? std::max(absl::ZeroDuration(), *drain_until - absl::Now()) : options_.call_timeout);
     stub_->ReportMatrix(&context, request, &reply);  // telemetry: a lost one costs nothing
     lock.lock();
   }

@@ -41,7 +41,7 @@ class DaemonLink {
   absl::Status Register();
   absl::StatusOr<RemotePlan> ReportLoad(int64_t step, int layer, std::span<const int64_t> row);
   // Queued, sent by a background thread (off the critical path); the oldest is dropped when the
-  // daemon falls behind.
+  // daemon falls behind, and what is queued at close goes out within one call timeout.
   void ReportMatrixLater(int64_t step, int layer, LoadMatrix load);
   // The latest placement pushed for (step, layer), waiting up to `wait` for it. Starts watching
   // on first use.

@@ -23,6 +23,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.request
 
 import numpy as np
@@ -217,31 +218,40 @@ def start_daemon(build):
     return daemon, address, metrics
 
 
+def daemon_transfers(metrics, wait_s=20):
+    """taot_replica_transfers_total, summed. Local mode's counts reach the daemon off the
+    critical path, so the count may still be rising: wait for it a little."""
+    deadline = time.time() + wait_s
+    while True:
+        with urllib.request.urlopen(f"http://{metrics}/metrics", timeout=10) as r:
+            text = r.read().decode()
+        transfers = sum(float(v) for v in re.findall(r"^taot_replica_transfers_total\{[^}]*\} (\S+)", text, re.M))
+        if transfers > 0 or time.time() > deadline:
+            return transfers
+        time.sleep(0.2)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("build")
     parser.add_argument("mode", choices=["local", "remote", "predictive"])
     parser.add_argument("--kill-daemon-at", type=int, default=None)
     args = parser.parse_args()
-    daemon = None
-    args.address = ""
-    if args.mode != "local" or args.kill_daemon_at is not None:
-        daemon, args.address, metrics = start_daemon(args.build)
-        args.daemon_pid = daemon.pid
+    # A daemon in every mode: local mode sends it the counts, for its metrics.
+    daemon, args.address, metrics = start_daemon(args.build)
+    args.daemon_pid = daemon.pid
     with tempfile.TemporaryDirectory() as tmp:
         args.tmp = tmp
         os.makedirs(tmp + "/taot")
         try:
             mp.spawn(worker, args=(args,), nprocs=R, join=True)
-            if daemon is not None and args.kill_daemon_at is None:
-                with urllib.request.urlopen(f"http://{metrics}/metrics", timeout=10) as r:
-                    text = r.read().decode()
-                transfers = sum(float(v) for v in re.findall(r"^taot_replica_transfers_total\{[^}]*\} (\S+)", text, re.M))
+            if args.kill_daemon_at is None:
+                transfers = daemon_transfers(metrics)
                 if transfers <= 0:
                     raise AssertionError("the daemon's metrics show no replica transfers")
                 print(f"daemon metrics: {transfers:.0f} replica transfers")
         finally:
-            if daemon is not None and daemon.poll() is None:
+            if daemon.poll() is None:
                 daemon.send_signal(signal.SIGTERM)
                 daemon.wait(timeout=20)
     print("ok")
