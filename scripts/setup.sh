@@ -12,8 +12,9 @@ packages=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc prometheus-cpp-dev
   # libtaot_client: its Gloo transport; its Python module; the PyTorch end-to-end test
   libgloo-dev pybind11-dev python3-torch
-  # promtool, which lints the daemon's /metrics in the tests
-  prometheus
+  # promtool, which lints the daemon's /metrics in the tests; the deploy test's real Prometheus,
+  # yamllint and schema checks
+  prometheus yamllint python3-jsonschema python3-yaml
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # independent oracles and plots, for Debian's /usr/bin/python3; an independent gRPC client

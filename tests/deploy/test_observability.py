@@ -1,0 +1,286 @@
+"""The deploy artifacts checked against the real things (ctest, CPU; Debian's prometheus,
+promtool, yamllint, python3-jsonschema and python3-yaml).
+
+- The dashboard's and the alert rules' PromQL against a real Prometheus that scrapes a running
+  taot-planner driven by simulated ranks: every expression must parse, and every dashboard
+  panel must return data.
+- promtool: the rules pass `check rules` and their unit tests (`test rules`).
+- The chart: its plain YAML passes yamllint; values.yaml and every helm/taot/ci/ values file pass
+  values.schema.json, and bad values fail it; every `.Values.x` a template reads exists in
+  values.yaml; the dashboard it ships is the one in deploy/grafana.
+- The daemon accepts the configuration file the examples and the chart write.
+
+Usage: test_observability.py SOURCE_DIR BUILD_DIR
+"""
+import copy
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.parse
+import urllib.request
+
+import jsonschema
+import yaml
+
+SOURCE, BUILD = sys.argv[1], sys.argv[2]
+DAEMON = os.path.join(BUILD, "server", "taot-planner")
+SIMRANKS = os.path.join(BUILD, "server", "taot-simranks")
+DASHBOARD = os.path.join(SOURCE, "deploy", "grafana", "taot-overview.json")
+RULES = os.path.join(SOURCE, "deploy", "prometheus", "rules.yaml")
+CHART = os.path.join(SOURCE, "helm", "taot")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_daemon(*args):
+    """taot-planner on free ports; returns (process, gRPC address, metrics address). Its log goes
+    to a file: a pipe nobody reads would fill up and stall it."""
+    log = tempfile.NamedTemporaryFile("w+", suffix=".log")
+    proc = subprocess.Popen([DAEMON, "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", *args],
+                            stderr=log, text=True)
+    proc.log = log
+    address = metrics = None
+    deadline = time.time() + 30
+    while address is None or metrics is None:
+        if proc.poll() is not None or time.time() > deadline:
+            log.seek(0)
+            raise AssertionError("taot-planner did not start: " + log.read())
+        log.seek(0)
+        text = log.read()
+        for kind, value in re.findall(r"msg=(listening|metrics) address=(\S+)", text):
+            if kind == "metrics":
+                metrics = value
+            else:
+                address = value
+        time.sleep(0.05)
+    return proc, address, metrics
+
+
+def stop(proc):
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    proc.log.close()
+
+
+def dashboard_queries(dashboard):
+    """(panel title, PromQL) for every target, with Grafana's variables as a test would set them."""
+    out = []
+    for panel in dashboard["panels"]:
+        for target in panel["targets"]:
+            expr = target["expr"]
+            expr = expr.replace("$__rate_interval", "30s").replace("$job", ".*").replace("$pod", ".*")
+            out.append((panel["title"], expr))
+    return out
+
+
+def rule_queries():
+    with open(RULES) as f:
+        rules = yaml.safe_load(f)
+    return [(r["alert"], r["expr"]) for g in rules["groups"] for r in g["rules"]]
+
+
+class LivePrometheusTest(unittest.TestCase):
+    """One daemon, simulated ranks and a Prometheus for all the PromQL checks."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.prometheus = cls.ranks = cls.daemon = None
+        try:
+            cls.start()
+        except BaseException:
+            cls.tearDownClass()  # unittest skips it when setUpClass fails
+            raise
+
+    @classmethod
+    def start(cls):
+        cls.daemon, address, metrics = start_daemon("--job-id", "obs", "--world-size", "8", "--experts", "32",
+                                                    "--expert-bytes", "1048576")
+        cls.ranks = subprocess.Popen([SIMRANKS, "--address", address, "--job-id", "obs", "--world-size", "8",
+                                      "--experts", "32", "--ranks-per-node", "4", "--steps", "100000",
+                                      "--layers", "4"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        config = os.path.join(cls.tmp.name, "prometheus.yml")
+        with open(config, "w") as f:
+            yaml.safe_dump({"global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+                            "scrape_configs": [{"job_name": "taot-planner",
+                                                "static_configs": [{"targets": [metrics]}]}]}, f)
+        cls.web = f"127.0.0.1:{free_port()}"
+        cls.prometheus = subprocess.Popen(
+            ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={cls.tmp.name}/data",
+             f"--web.listen-address={cls.web}", "--log.level=warn"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # Until rates over the scrapes exist: a few scrapes of a daemon that is planning.
+        deadline = time.time() + 60
+        while True:
+            try:
+                result = cls.query('rate(taot_plans_total[30s]) > 0')["data"]["result"]
+                if result:
+                    break
+            except OSError:
+                pass
+            for name, proc in (("taot-simranks", cls.ranks), ("prometheus", cls.prometheus)):
+                if proc.poll() is not None:
+                    raise AssertionError(f"{name} exited early with status {proc.returncode}")
+            if time.time() > deadline:
+                raise AssertionError("Prometheus never saw the daemon plan")
+            time.sleep(0.5)
+
+    @classmethod
+    def tearDownClass(cls):
+        for proc in (cls.prometheus, cls.ranks):
+            if proc is not None:
+                proc.kill()
+                proc.wait()
+        if cls.daemon is not None:
+            stop(cls.daemon)
+        cls.tmp.cleanup()
+
+    @classmethod
+    def query(cls, expr):
+        url = f"http://{cls.web}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+        try:
+            with urllib.request.urlopen(url, timeout=10) as r:
+                return json.load(r)
+        except urllib.error.HTTPError as e:  # a bad expression: 400 with Prometheus's error
+            return json.load(e)
+
+    def test_every_dashboard_panel_parses_and_returns_data(self):
+        with open(DASHBOARD) as f:
+            dashboard = json.load(f)
+        for title, expr in dashboard_queries(dashboard):
+            with self.subTest(panel=title):
+                reply = self.query(expr)
+                self.assertEqual(reply["status"], "success", f"{expr}: {reply.get('error')}")
+                self.assertTrue(reply["data"]["result"], f"no data for: {expr}")
+
+    def test_every_alert_rule_parses(self):
+        for name, expr in rule_queries():
+            with self.subTest(alert=name):
+                reply = self.query(expr)
+                self.assertEqual(reply["status"], "success", f"{expr}: {reply.get('error')}")
+
+    def test_a_broken_expression_is_caught(self):
+        # The checks above can fail: Prometheus refuses what does not parse.
+        reply = self.query("sum by (layer (taot_layer_imbalance_after_ratio)")
+        self.assertEqual(reply["status"], "error")
+
+
+class RulesTest(unittest.TestCase):
+    def test_promtool_checks_and_unit_tests_the_rules(self):
+        for args in (["check", "rules", RULES], ["test", "rules", os.path.join(os.path.dirname(RULES), "rules_test.yaml")]):
+            proc = subprocess.run(["promtool", *args], capture_output=True, text=True)
+            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+
+
+def merged(base, override):
+    out = copy.deepcopy(base)
+    for k, v in override.items():
+        out[k] = merged(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+class ChartTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        with open(os.path.join(CHART, "values.yaml")) as f:
+            cls.values = yaml.safe_load(f)
+        with open(os.path.join(CHART, "values.schema.json")) as f:
+            cls.schema = json.load(f)
+
+    def test_plain_yaml_passes_yamllint(self):
+        paths = [os.path.join(SOURCE, "deploy"), os.path.join(CHART, "Chart.yaml"), os.path.join(CHART, "values.yaml"),
+                 os.path.join(CHART, "ci")]
+        proc = subprocess.run(["yamllint", "--strict", "-c", os.path.join(SOURCE, ".yamllint"), *paths],
+                              capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+
+    def test_values_and_every_ci_values_file_pass_the_schema(self):
+        defaults = dict(self.values, job=dict(self.values["job"], id="default"))  # job.id is required
+        jsonschema.validate(defaults, self.schema)
+        ci = os.path.join(CHART, "ci")
+        files = sorted(os.listdir(ci))
+        self.assertGreaterEqual(len(files), 3)
+        for name in files:
+            with self.subTest(values=name), open(os.path.join(ci, name)) as f:
+                jsonschema.validate(merged(self.values, yaml.safe_load(f)), self.schema)
+
+    def test_bad_values_fail_the_schema(self):
+        bad = [
+            {"mode": "daemonset"},
+            {"job": {"worldSize": 0}},
+            {"job": {"id": "has space"}},
+            {"token": {"enabled": True, "create": True, "value": ""}},
+            {"tls": {"enabled": True, "secretName": ""}},
+            {"metrics": {"podMonitor": {"enabled": True, "interval": "fast"}}},
+            {"unknownKey": 1},
+        ]
+        for override in bad:
+            with self.subTest(override=override):
+                values = merged(dict(self.values, job=dict(self.values["job"], id="j")), override)
+                with self.assertRaises(jsonschema.ValidationError):
+                    jsonschema.validate(values, self.schema)
+
+    def test_templates_read_only_values_that_exist(self):
+        templates = os.path.join(CHART, "templates")
+        for name in sorted(os.listdir(templates)):
+            with open(os.path.join(templates, name)) as f:
+                text = f.read()
+            for path in set(re.findall(r"\.Values\.([A-Za-z0-9_.]+)", text)):
+                node = self.values
+                for key in path.split("."):
+                    with self.subTest(template=name, value=path):
+                        self.assertIsInstance(node, dict, f".Values.{path}")
+                        self.assertIn(key, node, f"{name} reads .Values.{path}, which values.yaml lacks")
+                    node = node.get(key) if isinstance(node, dict) else None
+
+    def test_the_chart_ships_the_dashboard(self):
+        with open(os.path.join(CHART, "dashboards", "taot-overview.json")) as a, open(DASHBOARD) as b:
+            self.assertEqual(a.read(), b.read())
+
+    def test_the_dashboard_is_templated_and_every_panel_has_a_query(self):
+        with open(DASHBOARD) as f:
+            dashboard = json.load(f)
+        variables = {v["name"]: v for v in dashboard["templating"]["list"]}
+        self.assertEqual(variables["datasource"]["type"], "datasource")
+        self.assertEqual(set(variables), {"datasource", "job", "pod"})
+        self.assertEqual(len({p["id"] for p in dashboard["panels"]}), len(dashboard["panels"]))
+        for panel in dashboard["panels"]:
+            with self.subTest(panel=panel["title"]):
+                self.assertEqual(panel["datasource"]["uid"], "${datasource}")
+                self.assertTrue(panel["targets"])
+                for t in panel["targets"]:
+                    self.assertIn('job=~"$job"', t["expr"])
+                    self.assertIn('pod=~"$pod"', t["expr"])
+
+
+class ConfigFileTest(unittest.TestCase):
+    def test_the_daemon_accepts_the_examples_configuration(self):
+        with open(os.path.join(SOURCE, "deploy", "k8s", "examples", "standalone-deployment.yaml")) as f:
+            config_map = next(d for d in yaml.safe_load_all(f) if d["kind"] == "ConfigMap")
+        with tempfile.NamedTemporaryFile("w", suffix=".toml") as config:
+            config.write(config_map["data"]["config.toml"])
+            config.flush()
+            # Flags win over the file: free ports instead of the example's.
+            proc, _, _ = start_daemon("--config", config.name)
+            stop(proc)
+            self.assertEqual(proc.returncode, 0)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0], "-v"])
