@@ -11,7 +11,7 @@ packages=(
   # the planner daemon: gRPC and protobuf
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc prometheus-cpp-dev
   # libtaot_client: its Gloo transport; its Python module; the PyTorch end-to-end test
-  libgloo-dev pybind11-dev python3-torch
+  libgloo-dev pybind11-dev python3-dev python3-torch
   # promtool, which lints the daemon's /metrics in the tests; the deploy test's real Prometheus,
   # yamllint and schema checks
   prometheus yamllint python3-jsonschema python3-yaml
