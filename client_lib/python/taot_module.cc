@@ -44,6 +44,13 @@ struct PyClient {
   std::unique_ptr<Client> client;
 };
 
+// The plan's weight moves for this rank, started (the GIL is released by the caller).
+std::unique_ptr<PendingExchange> StartMoves(PyClient& c, const LayerPlan& plan, const std::vector<uintptr_t>& home,
+                                            const std::vector<uintptr_t>& slots, size_t nbytes, MovedBytes* moved) {
+  const ExpertBuffers buffers{nbytes, Pointers(home), Pointers(slots)};
+  return Unwrap(StartWeightMoves(c.client->transport(), plan.plan, c.client->options().experts, buffers, moved));
+}
+
 py::dict Stats(const ClientStats& s) {
   py::dict d;
   d["layers"] = s.layers;
@@ -210,12 +217,9 @@ PYBIND11_MODULE(taot, m) {
           "move_weights",
           [](PyClient& c, const LayerPlan& plan, const std::vector<uintptr_t>& home, const std::vector<uintptr_t>& slots,
              size_t nbytes, double timeout_s) {
-            ExpertBuffers buffers{nbytes, Pointers(home), Pointers(slots)};
             MovedBytes moved;
             py::gil_scoped_release release;
-            std::unique_ptr<PendingExchange> pending = Unwrap(
-                StartWeightMoves(c.client->transport(), plan.plan, c.client->options().experts, buffers, &moved));
-            Check(pending->Wait(Seconds(timeout_s)));
+            Check(StartMoves(c, plan, home, slots, nbytes, &moved)->Wait(Seconds(timeout_s)));
             return std::pair{moved.sent, moved.received};
           },
           py::arg("plan"), py::arg("home"), py::arg("slots"), py::arg("nbytes"), py::arg("timeout_s") = 60.0,
@@ -225,9 +229,8 @@ PYBIND11_MODULE(taot, m) {
           "start_weight_moves",
           [](PyClient& c, const LayerPlan& plan, const std::vector<uintptr_t>& home, const std::vector<uintptr_t>& slots,
              size_t nbytes) {
-            ExpertBuffers buffers{nbytes, Pointers(home), Pointers(slots)};
             py::gil_scoped_release release;
-            return Unwrap(StartWeightMoves(c.client->transport(), plan.plan, c.client->options().experts, buffers));
+            return StartMoves(c, plan, home, slots, nbytes, nullptr);
           },
           py::arg("plan"), py::arg("home"), py::arg("slots"), py::arg("nbytes"),
           "move_weights without waiting: returns a PendingMove; the buffers must live until its wait() returns.")
