@@ -12,7 +12,7 @@
 #include <gloo/transport/tcp/device.h>
 
 #include "absl/strings/str_cat.h"
-#include "taot/kernels/accumulate.h"
+#include "transport_parts.h"
 
 namespace taot::client {
 namespace {
@@ -54,16 +54,7 @@ class GlooExchange final : public PendingExchange {
   std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> sends_, recvs_;
 };
 
-class HostBuffer final : public TransportBuffer {
- public:
-  explicit HostBuffer(size_t bytes) : bytes_(bytes) {}
-  void* data() override { return bytes_.data(); }
-
- private:
-  std::vector<char> bytes_;
-};
-
-class GlooTransport final : public Transport {
+class GlooTransport final : public HostMemoryTransport {
  public:
   explicit GlooTransport(std::shared_ptr<gloo::rendezvous::Context> context) : context_(std::move(context)) {}
 
@@ -87,16 +78,7 @@ class GlooTransport final : public Transport {
 
   absl::StatusOr<std::unique_ptr<PendingExchange>> StartExchange(std::vector<SendOp> sends,
                                                                  std::vector<RecvOp> recvs) override {
-    for (size_t i = 0; i < sends.size(); ++i) {
-      if (sends[i].peer < 0 || sends[i].peer >= size() || sends[i].peer == rank()) {
-        return absl::InvalidArgumentError(absl::StrCat("sends[", i, "].peer: must be another rank, got ", sends[i].peer));
-      }
-    }
-    for (size_t i = 0; i < recvs.size(); ++i) {
-      if (recvs[i].peer < 0 || recvs[i].peer >= size() || recvs[i].peer == rank()) {
-        return absl::InvalidArgumentError(absl::StrCat("recvs[", i, "].peer: must be another rank, got ", recvs[i].peer));
-      }
-    }
+    if (absl::Status s = CheckPeers(sends, recvs, rank(), size()); !s.ok()) return s;
     std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> send_buffers, recv_buffers;
     absl::Status started = Guard("gloo exchange", [&] {
       // Receives first, so a peer's early send finds its buffer.
@@ -112,15 +94,6 @@ class GlooTransport final : public Transport {
     });
     if (!started.ok()) return started;
     return std::make_unique<GlooExchange>(std::move(send_buffers), std::move(recv_buffers));
-  }
-
-  absl::StatusOr<std::unique_ptr<TransportBuffer>> NewBuffer(size_t bytes) override {
-    return std::make_unique<HostBuffer>(bytes);
-  }
-
-  absl::Status Accumulate(float* dst, const float* src, size_t n) override {
-    kernels::AccumulateCpu(dst, src, n);
-    return absl::OkStatus();
   }
 
  private:

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "transport_parts.h"
 #include "absl/time/clock.h"
 #include "taot/kernels/accumulate.h"
 
@@ -113,16 +114,7 @@ class NcclTransport final : public Transport {
 
   absl::StatusOr<std::unique_ptr<PendingExchange>> StartExchange(std::vector<SendOp> sends,
                                                                  std::vector<RecvOp> recvs) override {
-    for (size_t i = 0; i < sends.size(); ++i) {
-      if (sends[i].peer < 0 || sends[i].peer >= size_ || sends[i].peer == rank_) {
-        return absl::InvalidArgumentError(absl::StrCat("sends[", i, "].peer: must be another rank, got ", sends[i].peer));
-      }
-    }
-    for (size_t i = 0; i < recvs.size(); ++i) {
-      if (recvs[i].peer < 0 || recvs[i].peer >= size_ || recvs[i].peer == rank_) {
-        return absl::InvalidArgumentError(absl::StrCat("recvs[", i, "].peer: must be another rank, got ", recvs[i].peer));
-      }
-    }
+    if (absl::Status s = CheckPeers(sends, recvs, rank_, size_); !s.ok()) return s;
     if (absl::Status s = Use(); !s.ok()) return s;
     // One group: NCCL matches the sends and receives between two ranks in the order issued,
     // which both sides derive from the same plan.

@@ -1,10 +1,10 @@
 // Client-side cost per MoE layer in each mode (a benchmark, not a test): R ranks as threads of
-// this process, connected by the Gloo transport over loopback, with an in-process daemon for the
-// remote and predictive modes. Per layer and rank: the plan's wait (the daemon's round; or the
+// this process, connected by the in-process transport (or --transport gloo: TCP over loopback),
+// with an in-process daemon for the remote and predictive modes. Per layer and rank: the plan's wait (the daemon's round; or the
 // all-gather and the local plan; or the all-gather and the split over pushed replicas), the
 // agreement (an all-gather of version and hash), and the token reroute of the rank's pairs.
 // Prints a markdown table (docs/performance.md).
-//   build/tests/bench/client_bench [--ranks 8,64] [--layers 40] [--pairs 16384]
+//   build/tests/bench/client_bench [--ranks 8,64] [--layers 40] [--pairs 16384] [--transport in_process|gloo]
 #include <gloo/rendezvous/hash_store.h>
 
 #include <algorithm>
@@ -20,6 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "taot/client/client.h"
 #include "taot/client/gloo_transport.h"
+#include "taot/client/in_process_transport.h"
 #include "taot/client/reroute.h"
 #include "taot/server/job.h"
 #include "taot/server/planner_service.h"
@@ -49,7 +50,7 @@ std::vector<int32_t> Pairs(const taot::LoadMatrix& load, int r) {
   return pairs;
 }
 
-void Run(int R, Mode mode, int layers, int64_t pairs_per_rank, Samples& out) {
+void Run(int R, Mode mode, int layers, int64_t pairs_per_rank, bool gloo, Samples& out) {
   taot::sim::CaseOptions o;
   o.ranks = R;
   o.experts = kExperts;
@@ -77,14 +78,20 @@ void Run(int R, Mode mode, int layers, int64_t pairs_per_rank, Samples& out) {
     address = "127.0.0.1:" + std::to_string(port);
   }
   gloo::rendezvous::HashStore store;
+  std::vector<std::unique_ptr<taot::client::Transport>> in_process = taot::client::ConnectInProcess(R);
   std::vector<std::thread> threads;
   for (int r = 0; r < R; ++r) {
     threads.emplace_back([&, r] {
-      taot::client::GlooOptions g;
-      g.rank = r;
-      g.size = R;
-      g.timeout = absl::Seconds(120);
-      std::shared_ptr<taot::client::Transport> transport = *taot::client::ConnectGlooThroughStore(g, store);
+      std::shared_ptr<taot::client::Transport> transport;
+      if (gloo) {
+        taot::client::GlooOptions g;
+        g.rank = r;
+        g.size = R;
+        g.timeout = absl::Seconds(120);
+        transport = *taot::client::ConnectGlooThroughStore(g, store);
+      } else {
+        transport = std::move(in_process[r]);
+      }
       taot::client::ClientOptions co;
       co.job_id = "bench";
       co.experts = kExperts;
@@ -132,15 +139,20 @@ int main(int argc, char** argv) {
   app.add_option("--ranks", ranks, "Rank counts")->delimiter(',');
   app.add_option("--layers", layers, "Layers per rank (the first 4 are warm-up)")->check(CLI::Range(5, 100000));
   app.add_option("--pairs", pairs, "Routed pairs per rank (tokens x top-k)")->check(CLI::Range(1, 1 << 24));
+  std::string transport = "in_process";
+  app.add_option("--transport", transport, "How the simulated ranks connect")
+      ->check(CLI::IsMember({"in_process", "gloo"}))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   std::printf("| mode | R | plan p50 ms | agreement p50 ms | reroute p50 ms (%lld pairs) | plans from |\n",
               static_cast<long long>(pairs));
+  std::fprintf(stderr, "transport: %s\n", transport.c_str());
   std::printf("|---|---|---|---|---|---|\n");
   for (int R : ranks) {
     for (Mode mode : {Mode::kLocal, Mode::kRemote, Mode::kPredictive}) {
       std::cerr << "R = " << R << ", " << taot::client::ModeName(mode) << " ...\n";
       Samples s;
-      Run(R, mode, layers, pairs, s);
+      Run(R, mode, layers, pairs, transport == "gloo", s);
       std::map<std::string, int> from;
       for (const std::string& source : s.sources) ++from[source];
       std::string sources;

@@ -9,14 +9,26 @@
 
 #include "taot/client/agreement.h"
 #include "taot/client/gloo_transport.h"
+#include "taot/client/in_process_transport.h"
 #include "taot/client/replica_exchange.h"
 #include "taot/client/replica_moves.h"
 
 namespace taot::client {
 namespace {
 
+enum class Kind { kGloo, kInProcess };
+
+// Runs body(transport) on `ranks` connected ranks, one thread each, over the in-process transport.
+void OnInProcessRanks(int ranks, const std::function<void(Transport&)>& body) {
+  std::vector<std::unique_ptr<Transport>> transports = ConnectInProcess(ranks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r) threads.emplace_back([&, r] { body(*transports[r]); });
+  for (std::thread& t : threads) t.join();
+}
+
 // Runs body(transport) on `ranks` connected ranks, one thread each.
-void OnRanks(int ranks, const std::function<void(Transport&)>& body) {
+void OnRanks(int ranks, const std::function<void(Transport&)>& body, Kind kind = Kind::kGloo) {
+  if (kind == Kind::kInProcess) return OnInProcessRanks(ranks, body);
   gloo::rendezvous::HashStore store;
   std::vector<std::thread> threads;
   for (int r = 0; r < ranks; ++r) {
@@ -36,7 +48,12 @@ void OnRanks(int ranks, const std::function<void(Transport&)>& body) {
   for (std::thread& t : threads) t.join();
 }
 
-TEST(GlooTransportTest, AllGatherPutsEveryRanksRowInRankOrder) {
+// Every transport, the same contract.
+class TransportTest : public ::testing::TestWithParam<Kind> {};
+INSTANTIATE_TEST_SUITE_P(Transports, TransportTest, ::testing::Values(Kind::kGloo, Kind::kInProcess),
+                         [](const auto& p) { return p.param == Kind::kGloo ? "gloo" : "in_process"; });
+
+TEST_P(TransportTest, AllGatherPutsEveryRanksRowInRankOrder) {
   OnRanks(4, [](Transport& t) {
     const std::vector<int64_t> mine = {t.rank(), -t.rank(), int64_t{1} << 40};
     std::vector<int64_t> all(12);
@@ -48,7 +65,13 @@ TEST(GlooTransportTest, AllGatherPutsEveryRanksRowInRankOrder) {
     }
     std::vector<int64_t> wrong(5);
     EXPECT_EQ(t.AllGather(mine, wrong, absl::Seconds(1)).code(), absl::StatusCode::kInvalidArgument);
-  });
+    // Back to back: each collective sees its own rows.
+    for (int64_t round = 0; round < 20; ++round) {
+      std::vector<int64_t> again(4);
+      ASSERT_TRUE(t.AllGather(std::vector<int64_t>{round * 10 + t.rank()}, again, absl::Seconds(10)).ok());
+      for (int r = 0; r < 4; ++r) ASSERT_EQ(again[r], round * 10 + r);
+    }
+  }, GetParam());
 }
 
 TEST(GlooTransportTest, BadOptionsAreRefusedByName) {
@@ -75,7 +98,7 @@ TEST(AgreementTest, AllRanksReachTheSameVerdict) {
 }
 
 // 4 ranks, 8 experts (2 per rank), 2 slots each; expert e's weights are all float(e + 1).
-TEST(ReplicaExchangeTest, WeightsReachTheirSlotsAndGradientsComeHomeAdded) {
+TEST_P(TransportTest, WeightsReachTheirSlotsAndGradientsComeHomeAdded) {
   constexpr int kExperts = 8;
   constexpr size_t kFloats = 1000;
   Plan plan;
@@ -108,7 +131,7 @@ TEST(ReplicaExchangeTest, WeightsReachTheirSlotsAndGradientsComeHomeAdded) {
       EXPECT_EQ(ghome[i][0], want) << "expert " << expert;
       EXPECT_EQ(ghome[i][kFloats - 1], want);
     }
-  });
+  }, GetParam());
 }
 
 TEST(ReplicaExchangeTest, BuffersThatDoNotFitThePlanAreRefused) {
