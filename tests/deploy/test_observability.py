@@ -249,6 +249,27 @@ class ChartTest(unittest.TestCase):
                         self.assertIn(key, node, f"{name} reads .Values.{path}, which values.yaml lacks")
                     node = node.get(key) if isinstance(node, dict) else None
 
+    def test_template_actions_are_balanced(self):
+        # Without helm here, a structural check of the Go templates: every action closes, and
+        # every if/with/range/define has its end (the mistakes `helm lint` reports first).
+        templates = os.path.join(CHART, "templates")
+        for name in sorted(os.listdir(templates)):
+            with open(os.path.join(templates, name)) as f:
+                text = f.read()
+            with self.subTest(template=name):
+                self.assertEqual(text.count("{{"), text.count("}}"), "unbalanced {{ }}")
+                depth = 0
+                for action in re.findall(r"\{\{-?\s*(/\*.*?\*/|[^}]*?)\s*-?\}\}", text, re.S):
+                    if action.startswith("/*"):
+                        continue
+                    word = action.split()[0] if action.split() else ""
+                    if word in ("if", "with", "range", "define", "block"):
+                        depth += 1
+                    elif word == "end":
+                        depth -= 1
+                        self.assertGreaterEqual(depth, 0, "an end without its block")
+                self.assertEqual(depth, 0, "a block without its end")
+
     def test_the_chart_ships_the_dashboard(self):
         with open(os.path.join(CHART, "dashboards", "taot-overview.json")) as a, open(DASHBOARD) as b:
             self.assertEqual(a.read(), b.read())
