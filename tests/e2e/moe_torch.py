@@ -14,7 +14,8 @@ order; float32 carries 24 bits (about 6e-8 relative), and a sum of n reordered t
 about n * 6e-8 of their magnitude: below 1e-5 for the at most 128 pairs an expert gets here.
 Forward outputs differ only where the GEMM's blocking changes with the row count.
 
-Usage: moe_torch.py BUILD_DIR MODE [--kill-daemon-at STEP]; MODE is local, remote, predictive.
+Usage: moe_torch.py BUILD_DIR MODE [--kill-daemon-at STEP] [--secure]; MODE is local, remote,
+predictive. --secure: the daemon requires mutual TLS and a job token, and the clients bring both.
 """
 import argparse
 import os
@@ -120,9 +121,13 @@ def worker(rank, args):
     taot_router, taot_home = state()
 
     transport = taot.connect_gloo(rank, R, args.tmp + "/taot", timeout_s=60)
+    secure = {}
+    if args.secure:
+        secure = dict(token=args.token, tls_ca=f"{args.certs}/ca.pem", tls_cert=f"{args.certs}/client.pem",
+                      tls_key=f"{args.certs}/client.key")
     client = taot.Client(transport, experts=E, node="n0" if rank < 2 else "n1", mode=args.mode,
                          address=args.address, job_id="e2e", slots_per_rank=K, call_timeout_s=2.0,
-                         placement_wait_s=2.0)
+                         placement_wait_s=2.0, **secure)
     slots = [torch.zeros(P) for _ in range(K)]
     moved = 0
     sources = []
@@ -194,16 +199,33 @@ def worker(rank, args):
     stats = client.stats()
     if rank == 0:
         print(f"mode {args.mode}: sources {sources}, bytes moved {total.item()}, stats {stats}", flush=True)
+    if args.secure and args.mode == "remote" and "daemon" not in sources:
+        raise AssertionError(f"rank {rank}: no plan came from the daemon over TLS with the token: {sources}")
     if args.kill_daemon_at is not None:
         if not (sources[0] == "daemon" and sources[-1] == "local" and stats["daemon_failures"] >= 1):
             raise AssertionError(f"rank {rank}: expected daemon plans, then local ones after the kill: {sources}")
     dist.destroy_process_group()
 
 
-def start_daemon(build):
+def make_certs(d):
+    """A CA, and a server and a client certificate it signs (for 127.0.0.1)."""
+    def openssl(*a):
+        subprocess.run(["openssl", *a], check=True, capture_output=True)
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{d}/ca.key", "-out", f"{d}/ca.pem",
+            "-days", "1", "-subj", "/CN=taot-e2e-ca")
+    with open(f"{d}/san.ext", "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    for name in ("server", "client"):
+        openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{d}/{name}.key", "-out", f"{d}/{name}.csr",
+                "-subj", f"/CN={name}")
+        openssl("x509", "-req", "-in", f"{d}/{name}.csr", "-CA", f"{d}/ca.pem", "-CAkey", f"{d}/ca.key",
+                "-CAcreateserial", "-out", f"{d}/{name}.pem", "-days", "1", "-extfile", f"{d}/san.ext")
+
+
+def start_daemon(build, *extra):
     daemon = subprocess.Popen([os.path.join(build, "server", "taot-planner"), "--job-id", "e2e", "--world-size", str(R),
                                "--experts", str(E), "--slots", str(K), "--expert-bytes", str(P * 4), "--listen", "127.0.0.1:0",
-                               "--metrics-listen", "127.0.0.1:0", "--round-timeout-ms", "1000"],
+                               "--metrics-listen", "127.0.0.1:0", "--round-timeout-ms", "1000", *extra],
                               stderr=subprocess.PIPE, text=True)
     address = metrics = None
     while address is None or metrics is None:
@@ -236,12 +258,21 @@ def main():
     parser.add_argument("build")
     parser.add_argument("mode", choices=["local", "remote", "predictive"])
     parser.add_argument("--kill-daemon-at", type=int, default=None)
+    parser.add_argument("--secure", action="store_true")
     args = parser.parse_args()
-    # A daemon in every mode: local mode sends it the counts, for its metrics.
-    daemon, args.address, metrics = start_daemon(args.build)
-    args.daemon_pid = daemon.pid
     with tempfile.TemporaryDirectory() as tmp:
         args.tmp = tmp
+        extra = []
+        if args.secure:
+            args.certs, args.token = tmp, "e2e-s3cret"
+            make_certs(tmp)
+            with open(f"{tmp}/token", "w") as f:
+                f.write(args.token)
+            extra = ["--tls-cert", f"{tmp}/server.pem", "--tls-key", f"{tmp}/server.key",
+                     "--tls-client-ca", f"{tmp}/ca.pem", "--token-file", f"{tmp}/token"]
+        # A daemon in every mode: local mode sends it the counts, for its metrics.
+        daemon, args.address, metrics = start_daemon(args.build, *extra)
+        args.daemon_pid = daemon.pid
         os.makedirs(tmp + "/taot")
         try:
             mp.spawn(worker, args=(args,), nprocs=R, join=True)
