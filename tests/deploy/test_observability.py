@@ -16,7 +16,6 @@ import copy
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
@@ -28,6 +27,9 @@ import urllib.request
 
 import jsonschema
 import yaml
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import taot_testing  # noqa: E402 (tests/taot_testing.py)
 
 SOURCE, BUILD = sys.argv[1], sys.argv[2]
 DAEMON = os.path.join(BUILD, "server", "taot-planner")
@@ -44,38 +46,7 @@ def free_port():
 
 
 def start_daemon(*args):
-    """taot-planner on free ports; returns (process, gRPC address, metrics address). Its log goes
-    to a file: a pipe nobody reads would fill up and stall it."""
-    log = tempfile.NamedTemporaryFile("w+", suffix=".log")
-    proc = subprocess.Popen([DAEMON, "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", *args],
-                            stderr=log, text=True)
-    proc.log = log
-    address = metrics = None
-    deadline = time.time() + 30
-    while address is None or metrics is None:
-        if proc.poll() is not None or time.time() > deadline:
-            log.seek(0)
-            raise AssertionError("taot-planner did not start: " + log.read())
-        log.seek(0)
-        text = log.read()
-        for kind, value in re.findall(r"msg=(listening|metrics) address=(\S+)", text):
-            if kind == "metrics":
-                metrics = value
-            else:
-                address = value
-        time.sleep(0.05)
-    return proc, address, metrics
-
-
-def stop(proc):
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    proc.log.close()
+    return taot_testing.Daemon(DAEMON, *args)
 
 
 def dashboard_queries(dashboard):
@@ -110,8 +81,9 @@ class LivePrometheusTest(unittest.TestCase):
 
     @classmethod
     def start(cls):
-        cls.daemon, address, metrics = start_daemon("--job-id", "obs", "--world-size", "8", "--experts", "32",
+        cls.daemon = start_daemon("--job-id", "obs", "--world-size", "8", "--experts", "32",
                                                     "--expert-bytes", "1048576")
+        address, metrics = cls.daemon.address, cls.daemon.metrics
         cls.ranks = subprocess.Popen([SIMRANKS, "--address", address, "--job-id", "obs", "--world-size", "8",
                                       "--experts", "32", "--ranks-per-node", "4", "--steps", "100000",
                                       "--layers", "4"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -148,7 +120,7 @@ class LivePrometheusTest(unittest.TestCase):
                 proc.kill()
                 proc.wait()
         if cls.daemon is not None:
-            stop(cls.daemon)
+            cls.daemon.stop()
         cls.tmp.cleanup()
 
     @classmethod
@@ -298,9 +270,7 @@ class ConfigFileTest(unittest.TestCase):
             config.write(config_map["data"]["config.toml"])
             config.flush()
             # Flags win over the file: free ports instead of the example's.
-            proc, _, _ = start_daemon("--config", config.name)
-            stop(proc)
-            self.assertEqual(proc.returncode, 0)
+            self.assertEqual(start_daemon("--config", config.name).stop(), 0)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ import argparse
 import os
 import re
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,6 +31,9 @@ import torch
 import torch.distributed as dist
 import torch.distributed.nn.functional as dist_fn
 import torch.multiprocessing as mp
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import taot_testing  # noqa: E402 (tests/taot_testing.py)
 
 R, E, K, TOPK = 4, 16, 2, 2
 D, H, T = 8, 16, 64  # model width, expert hidden width, tokens per rank
@@ -207,37 +209,10 @@ def worker(rank, args):
     dist.destroy_process_group()
 
 
-def make_certs(d):
-    """A CA, and a server and a client certificate it signs (for 127.0.0.1)."""
-    def openssl(*a):
-        subprocess.run(["openssl", *a], check=True, capture_output=True)
-    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{d}/ca.key", "-out", f"{d}/ca.pem",
-            "-days", "1", "-subj", "/CN=taot-e2e-ca")
-    with open(f"{d}/san.ext", "w") as f:
-        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
-    for name in ("server", "client"):
-        openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{d}/{name}.key", "-out", f"{d}/{name}.csr",
-                "-subj", f"/CN={name}")
-        openssl("x509", "-req", "-in", f"{d}/{name}.csr", "-CA", f"{d}/ca.pem", "-CAkey", f"{d}/ca.key",
-                "-CAcreateserial", "-out", f"{d}/{name}.pem", "-days", "1", "-extfile", f"{d}/san.ext")
-
-
 def start_daemon(build, *extra):
-    daemon = subprocess.Popen([os.path.join(build, "server", "taot-planner"), "--job-id", "e2e", "--world-size", str(R),
-                               "--experts", str(E), "--slots", str(K), "--expert-bytes", str(P * 4), "--listen", "127.0.0.1:0",
-                               "--metrics-listen", "127.0.0.1:0", "--round-timeout-ms", "1000", *extra],
-                              stderr=subprocess.PIPE, text=True)
-    address = metrics = None
-    while address is None or metrics is None:
-        line = daemon.stderr.readline()
-        if not line:
-            raise AssertionError("taot-planner did not start")
-        m = re.search(r"msg=(listening|metrics) address=(\S+)", line)
-        if m and m.group(1) == "metrics":
-            metrics = m.group(2)
-        elif m:
-            address = m.group(2)
-    return daemon, address, metrics
+    return taot_testing.Daemon(os.path.join(build, "server", "taot-planner"), "--job-id", "e2e", "--world-size",
+                               str(R), "--experts", str(E), "--slots", str(K), "--expert-bytes", str(P * 4),
+                               "--round-timeout-ms", "1000", *extra)
 
 
 def daemon_transfers(metrics, wait_s=20):
@@ -265,14 +240,14 @@ def main():
         extra = []
         if args.secure:
             args.certs, args.token = tmp, "e2e-s3cret"
-            make_certs(tmp)
+            taot_testing.make_certs(tmp)
             with open(f"{tmp}/token", "w") as f:
                 f.write(args.token)
             extra = ["--tls-cert", f"{tmp}/server.pem", "--tls-key", f"{tmp}/server.key",
                      "--tls-client-ca", f"{tmp}/ca.pem", "--token-file", f"{tmp}/token"]
         # A daemon in every mode: local mode sends it the counts, for its metrics.
-        daemon, args.address, metrics = start_daemon(args.build, *extra)
-        args.daemon_pid = daemon.pid
+        daemon = start_daemon(args.build, *extra)
+        args.address, metrics, args.daemon_pid = daemon.address, daemon.metrics, daemon.proc.pid
         os.makedirs(tmp + "/taot")
         try:
             mp.spawn(worker, args=(args,), nprocs=R, join=True)
@@ -282,9 +257,7 @@ def main():
                     raise AssertionError("the daemon's metrics show no replica transfers")
                 print(f"daemon metrics: {transfers:.0f} replica transfers")
         finally:
-            if daemon.poll() is None:
-                daemon.send_signal(signal.SIGTERM)
-                daemon.wait(timeout=20)
+            daemon.stop()
     print("ok")
 
 

@@ -8,7 +8,6 @@ service; taotctl steers the daemon; bad flags fail clearly; SIGTERM stops it cle
 """
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -16,7 +15,9 @@ import tempfile
 import threading
 import time
 import unittest
-import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import taot_testing  # noqa: E402 (tests/taot_testing.py)
 
 ROOT = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "."
 BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build"
@@ -50,35 +51,8 @@ def generate(out):
     sys.path.insert(0, out)
 
 
-class Daemon:
-    """taot-planner on free ports; `address` serves gRPC, `metrics` serves /metrics."""
-
-    def __init__(self, *args):
-        self.proc = subprocess.Popen([DAEMON, "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", *args],
-                                     stderr=subprocess.PIPE, text=True)
-        self.log = []
-        self.address = self.metrics = None
-        while self.address is None:
-            line = self.proc.stderr.readline()
-            if not line:
-                raise AssertionError(f"taot-planner did not start: {''.join(self.log)}")
-            self.log.append(line)
-            match = re.search(r"msg=(listening|metrics) address=(\S+)", line)
-            if match and match.group(1) == "metrics":
-                self.metrics = match.group(2)
-            elif match:
-                self.address = match.group(2)
-
-    def scrape(self):
-        with urllib.request.urlopen(f"http://{self.metrics}/metrics", timeout=10) as response:
-            return response.read().decode()
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        rc = self.proc.wait(timeout=20)
-        self.log.extend(self.proc.stderr.readlines())
-        self.proc.stderr.close()
-        return rc
+def Daemon(*args):
+    return taot_testing.Daemon(DAEMON, *args)
 
 
 class DaemonTest(unittest.TestCase):
@@ -238,18 +212,7 @@ class DaemonTest(unittest.TestCase):
     def test_mutual_tls(self):
         d = self.tmp.name
 
-        def openssl(*args):
-            subprocess.run(["openssl", *args], check=True, capture_output=True)
-
-        openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{d}/ca.key", "-out", f"{d}/ca.pem",
-                "-days", "1", "-subj", "/CN=taot-test-ca")
-        with open(f"{d}/san.ext", "w") as f:
-            f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
-        for name in ("server", "client"):
-            openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{d}/{name}.key", "-out", f"{d}/{name}.csr",
-                    "-subj", f"/CN={name}")
-            openssl("x509", "-req", "-in", f"{d}/{name}.csr", "-CA", f"{d}/ca.pem", "-CAkey", f"{d}/ca.key",
-                    "-CAcreateserial", "-out", f"{d}/{name}.pem", "-days", "1", "-extfile", f"{d}/san.ext")
+        taot_testing.make_certs(d)
         daemon = Daemon("--job-id", "tls", "--world-size", "8", "--experts", "32", "--ranks-per-node", "4",
                         "--tls-cert", f"{d}/server.pem", "--tls-key", f"{d}/server.key",
                         "--tls-client-ca", f"{d}/ca.pem")

@@ -1,0 +1,67 @@
+"""What the Python tests share: taot-planner on free ports, and TLS certificates for it."""
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+
+class Daemon:
+    """taot-planner on free ports: `address` serves gRPC, `metrics` serves /metrics. Its log goes
+    to a file (`log` reads it): a pipe nobody reads would fill up and stall the daemon."""
+
+    def __init__(self, binary, *args):
+        self._log = tempfile.NamedTemporaryFile("w+", suffix=".log")
+        self.proc = subprocess.Popen([binary, "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", *args],
+                                     stderr=self._log, text=True)
+        self.address = self.metrics = None
+        deadline = time.time() + 30
+        while self.address is None or self.metrics is None:
+            if self.proc.poll() is not None or time.time() > deadline:
+                self.proc.kill()
+                raise AssertionError("taot-planner did not start: " + "".join(self.log))
+            for kind, value in re.findall(r"msg=(listening|metrics) address=(\S+)", "".join(self.log)):
+                if kind == "metrics":
+                    self.metrics = value
+                else:
+                    self.address = value
+            time.sleep(0.05)
+
+    @property
+    def log(self):
+        with open(self._log.name) as f:
+            return f.readlines()
+
+    def scrape(self):
+        with urllib.request.urlopen(f"http://{self.metrics}/metrics", timeout=10) as response:
+            return response.read().decode()
+
+    def stop(self):
+        """SIGTERM, then the exit status (killed if it has not exited within 20 s)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+
+def make_certs(directory):
+    """ca.pem, and server.pem/.key and client.pem/.key it signs, valid for 127.0.0.1."""
+    def openssl(*args):
+        subprocess.run(["openssl", *args], check=True, capture_output=True)
+
+    d = directory
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{d}/ca.key", "-out", f"{d}/ca.pem",
+            "-days", "1", "-subj", "/CN=taot-test-ca")
+    with open(os.path.join(d, "san.ext"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    for name in ("server", "client"):
+        openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{d}/{name}.key", "-out", f"{d}/{name}.csr",
+                "-subj", f"/CN={name}")
+        openssl("x509", "-req", "-in", f"{d}/{name}.csr", "-CA", f"{d}/ca.pem", "-CAkey", f"{d}/ca.key",
+                "-CAcreateserial", "-out", f"{d}/{name}.pem", "-days", "1", "-extfile", f"{d}/san.ext")
