@@ -9,6 +9,7 @@
 #include <functional>
 #include <thread>
 
+#include "gloo_ranks.h"
 #include "taot/client/gloo_transport.h"
 #include "taot/planner/plan_hash.h"
 #include "taot/planner/run_planner.h"
@@ -81,24 +82,14 @@ void Barrier(Transport& transport) {
 
 // Runs body(rank, client) on 4 ranks (nodes n0, n0, n1, n1), one thread each.
 void OnRanks(const std::function<ClientOptions(int)>& options, const std::function<void(int, Client&)>& body) {
-  gloo::rendezvous::HashStore store;
-  std::vector<std::thread> threads;
-  for (int r = 0; r < kRanks; ++r) {
-    threads.emplace_back([&, r] {
-      GlooOptions g;
-      g.rank = r;
-      g.size = kRanks;
-      absl::StatusOr<std::unique_ptr<Transport>> transport = ConnectGlooThroughStore(g, store);
-      ASSERT_TRUE(transport.ok()) << transport.status();
-      ClientOptions o = options(r);
-      o.node = r < 2 ? "n0" : "n1";
-      absl::StatusOr<std::unique_ptr<Client>> client = Client::Create(o, std::shared_ptr<Transport>(*std::move(transport)));
-      ASSERT_TRUE(client.ok()) << client.status();
-      body(r, **client);
-      Barrier((*client)->transport());  // no rank closes its connections while a peer may still use them
-    });
-  }
-  for (std::thread& t : threads) t.join();
+  OnGlooRanks(kRanks, [&](std::shared_ptr<Transport> transport) {
+    const int r = transport->rank();
+    ClientOptions o = options(r);
+    o.node = r < 2 ? "n0" : "n1";
+    absl::StatusOr<std::unique_ptr<Client>> client = Client::Create(o, transport);
+    ASSERT_TRUE(client.ok()) << client.status();
+    body(r, **client);
+  });
 }
 
 // The plan taot makes on the whole matrix (what local planning must equal).

@@ -5,13 +5,12 @@
 // must agree within float32 tolerance (rtol 1e-5: the same terms summed in another order).
 #include <gtest/gtest.h>
 
-#include <gloo/rendezvous/hash_store.h>
-
 #include <cmath>
 #include <functional>
 #include <random>
 #include <thread>
 
+#include "gloo_ranks.h"
 #include "taot/client/client.h"
 #include "taot/client/gloo_transport.h"
 #include "taot/client/replica_exchange.h"
@@ -139,89 +138,81 @@ void ExpectClose(const std::vector<float>& a, const std::vector<float>& b, const
 }
 
 TEST(FfnEndToEndTest, TrainingWithTaotMatchesStandardExpertParallelism) {
-  gloo::rendezvous::HashStore store;
   std::vector<int64_t> bytes_moved(kRanks, 0);
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < kRanks; ++rank) {
-    threads.emplace_back([&, rank] {
-      GlooOptions g;
-      g.rank = rank;
-      g.size = kRanks;
-      std::shared_ptr<Transport> transport = *ConnectGlooThroughStore(g, store);
-      ClientOptions o;
-      o.experts = kExperts;
-      o.slots_per_rank = kSlots;
-      o.node = rank < 2 ? "n0" : "n1";
-      o.mode = Mode::kLocal;
-      std::unique_ptr<Client> client = *Client::Create(o, transport);
-      Transport& t = *transport;
-      // The same initial experts everywhere; this rank keeps its home ones, twice.
-      std::mt19937 init(7);
-      std::normal_distribution<float> normal(0, 0.5f);
-      std::vector<Weights> all(kExperts, Weights(kParams));
-      for (Weights& w : all) {
-        for (float& v : w) v = normal(init);
+  OnGlooRanks(kRanks, [&](std::shared_ptr<Transport> transport) {
+    const int rank = transport->rank();
+    ClientOptions o;
+    o.experts = kExperts;
+    o.slots_per_rank = kSlots;
+    o.node = rank < 2 ? "n0" : "n1";
+    o.mode = Mode::kLocal;
+    std::unique_ptr<Client> client = *Client::Create(o, transport);
+    Transport& t = *transport;
+    // The same initial experts everywhere; this rank keeps its home ones, twice.
+    std::mt19937 init(7);
+    std::normal_distribution<float> normal(0, 0.5f);
+    std::vector<Weights> all(kExperts, Weights(kParams));
+    for (Weights& w : all) {
+      for (float& v : w) v = normal(init);
+    }
+    const int first = rank * (kExperts / kRanks);
+    std::vector<Weights> base(all.begin() + first, all.begin() + first + kExperts / kRanks), with = base;
+    std::mt19937 data(100 + rank);
+    std::discrete_distribution<int> skewed({8, 5, 1, 1, 1, 1, 3, 1});  // hot experts 0, 1 (rank 0) and 6
+    for (int step = 0; step < kSteps; ++step) {
+      Batch b;
+      for (int i = 0; i < kTokens * kDim; ++i) {
+        b.x.push_back(normal(data));
+        b.target.push_back(normal(data));
       }
-      const int first = rank * (kExperts / kRanks);
-      std::vector<Weights> base(all.begin() + first, all.begin() + first + kExperts / kRanks), with = base;
-      std::mt19937 data(100 + rank);
-      std::discrete_distribution<int> skewed({8, 5, 1, 1, 1, 1, 3, 1});  // hot experts 0, 1 (rank 0) and 6
-      for (int step = 0; step < kSteps; ++step) {
-        Batch b;
-        for (int i = 0; i < kTokens * kDim; ++i) {
-          b.x.push_back(normal(data));
-          b.target.push_back(normal(data));
+      for (int i = 0; i < kTokens; ++i) b.experts.push_back(skewed(data));
+      // Standard expert parallelism.
+      std::vector<Weights> base_grad(base.size(), Weights(kParams, 0));
+      std::vector<int32_t> home(kTokens);
+      for (int i = 0; i < kTokens; ++i) home[i] = b.experts[i] / (kExperts / kRanks);
+      const Result want = RunLayer(t, b, home, [&](int e) -> const Weights& { return base[e - first]; },
+                                   [&](int e) { return base_grad[e - first].data(); });
+      // With taot.
+      std::vector<int64_t> counts(kExperts, 0);
+      for (int32_t e : b.experts) ++counts[e];
+      absl::StatusOr<LayerPlan> plan = client->PlanLayer(step, 0, counts);
+      ASSERT_TRUE(plan.ok()) << plan.status();
+      std::vector<Weights> slots(kSlots, Weights(kParams, 0)), slot_grad(kSlots, Weights(kParams, 0));
+      std::vector<Weights> grad(with.size(), Weights(kParams, 0));
+      ExpertBuffers weights{kParams * sizeof(float), {}, {}};
+      for (Weights& w : with) weights.home.push_back(w.data());
+      for (Weights& w : slots) weights.slots.push_back(w.data());
+      MovedBytes moved;
+      auto pending = StartWeightMoves(t, plan->plan, kExperts, weights, &moved);
+      ASSERT_TRUE(pending.ok()) << pending.status();
+      ASSERT_TRUE((*pending)->Wait(absl::Seconds(30)).ok());
+      bytes_moved[rank] += moved.sent + moved.received;
+      const std::vector<int> slot_experts = GuestSlots(plan->plan, rank);
+      auto slot_of = [&](int e) { return static_cast<int>(std::find(slot_experts.begin(), slot_experts.end(), e) - slot_experts.begin()); };
+      const RerouteTable table = *RerouteTable::For(plan->plan, kRanks, kExperts, rank);
+      std::vector<int32_t> dest(kTokens);
+      std::vector<int64_t> per_rank(kRanks);
+      ASSERT_TRUE(Reroute(table, b.experts, dest, per_rank).ok());
+      auto is_home = [&](int e) { return e >= first && e < first + kExperts / kRanks; };
+      const Result got = RunLayer(
+          t, b, dest, [&](int e) -> const Weights& { return is_home(e) ? with[e - first] : slots[slot_of(e)]; },
+          [&](int e) { return is_home(e) ? grad[e - first].data() : slot_grad[slot_of(e)].data(); });
+      ExpertBuffers grads{kParams * sizeof(float), {}, {}};
+      for (Weights& w : grad) grads.home.push_back(w.data());
+      for (Weights& w : slot_grad) grads.slots.push_back(w.data());
+      ASSERT_TRUE(ReturnGradients(t, plan->plan, kExperts, grads, absl::Seconds(30)).ok());
+      ExpectClose(got.y, want.y, "outputs");
+      ExpectClose(got.dx, want.dx, "input gradients");
+      for (size_t k = 0; k < base.size(); ++k) {
+        ExpectClose(grad[k], base_grad[k], "expert gradients");
+        for (int p = 0; p < kParams; ++p) {
+          base[k][p] -= kRate * base_grad[k][p];
+          with[k][p] -= kRate * grad[k][p];
         }
-        for (int i = 0; i < kTokens; ++i) b.experts.push_back(skewed(data));
-        // Standard expert parallelism.
-        std::vector<Weights> base_grad(base.size(), Weights(kParams, 0));
-        std::vector<int32_t> home(kTokens);
-        for (int i = 0; i < kTokens; ++i) home[i] = b.experts[i] / (kExperts / kRanks);
-        const Result want = RunLayer(t, b, home, [&](int e) -> const Weights& { return base[e - first]; },
-                                     [&](int e) { return base_grad[e - first].data(); });
-        // With taot.
-        std::vector<int64_t> counts(kExperts, 0);
-        for (int32_t e : b.experts) ++counts[e];
-        absl::StatusOr<LayerPlan> plan = client->PlanLayer(step, 0, counts);
-        ASSERT_TRUE(plan.ok()) << plan.status();
-        std::vector<Weights> slots(kSlots, Weights(kParams, 0)), slot_grad(kSlots, Weights(kParams, 0));
-        std::vector<Weights> grad(with.size(), Weights(kParams, 0));
-        ExpertBuffers weights{kParams * sizeof(float), {}, {}};
-        for (Weights& w : with) weights.home.push_back(w.data());
-        for (Weights& w : slots) weights.slots.push_back(w.data());
-        MovedBytes moved;
-        auto pending = StartWeightMoves(t, plan->plan, kExperts, weights, &moved);
-        ASSERT_TRUE(pending.ok()) << pending.status();
-        ASSERT_TRUE((*pending)->Wait(absl::Seconds(30)).ok());
-        bytes_moved[rank] += moved.sent + moved.received;
-        const std::vector<int> slot_experts = GuestSlots(plan->plan, rank);
-        auto slot_of = [&](int e) { return static_cast<int>(std::find(slot_experts.begin(), slot_experts.end(), e) - slot_experts.begin()); };
-        const RerouteTable table = *RerouteTable::For(plan->plan, kRanks, kExperts, rank);
-        std::vector<int32_t> dest(kTokens);
-        std::vector<int64_t> per_rank(kRanks);
-        ASSERT_TRUE(Reroute(table, b.experts, dest, per_rank).ok());
-        auto is_home = [&](int e) { return e >= first && e < first + kExperts / kRanks; };
-        const Result got = RunLayer(
-            t, b, dest, [&](int e) -> const Weights& { return is_home(e) ? with[e - first] : slots[slot_of(e)]; },
-            [&](int e) { return is_home(e) ? grad[e - first].data() : slot_grad[slot_of(e)].data(); });
-        ExpertBuffers grads{kParams * sizeof(float), {}, {}};
-        for (Weights& w : grad) grads.home.push_back(w.data());
-        for (Weights& w : slot_grad) grads.slots.push_back(w.data());
-        ASSERT_TRUE(ReturnGradients(t, plan->plan, kExperts, grads, absl::Seconds(30)).ok());
-        ExpectClose(got.y, want.y, "outputs");
-        ExpectClose(got.dx, want.dx, "input gradients");
-        for (size_t k = 0; k < base.size(); ++k) {
-          ExpectClose(grad[k], base_grad[k], "expert gradients");
-          for (int p = 0; p < kParams; ++p) {
-            base[k][p] -= kRate * base_grad[k][p];
-            with[k][p] -= kRate * grad[k][p];
-          }
-          ExpectClose(with[k], base[k], "weights after SGD");
-        }
+        ExpectClose(with[k], base[k], "weights after SGD");
       }
-    });
-  }
-  for (std::thread& t : threads) t.join();
+    }
+  });
   int64_t total = 0;
   for (int64_t b : bytes_moved) total += b;
   EXPECT_GT(total, 0) << "the skew should have made taot replicate";

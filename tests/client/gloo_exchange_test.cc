@@ -2,12 +2,12 @@
 // loopback TCP through an in-memory store (the same code paths as separate processes).
 #include <gtest/gtest.h>
 
-#include <gloo/rendezvous/hash_store.h>
 
 #include <functional>
 #include <thread>
 
 #include "taot/client/agreement.h"
+#include "gloo_ranks.h"
 #include "taot/client/gloo_transport.h"
 #include "taot/client/in_process_transport.h"
 #include "taot/client/replica_exchange.h"
@@ -29,23 +29,7 @@ void OnInProcessRanks(int ranks, const std::function<void(Transport&)>& body) {
 // Runs body(transport) on `ranks` connected ranks, one thread each.
 void OnRanks(int ranks, const std::function<void(Transport&)>& body, Kind kind = Kind::kGloo) {
   if (kind == Kind::kInProcess) return OnInProcessRanks(ranks, body);
-  gloo::rendezvous::HashStore store;
-  std::vector<std::thread> threads;
-  for (int r = 0; r < ranks; ++r) {
-    threads.emplace_back([&, r] {
-      GlooOptions options;
-      options.rank = r;
-      options.size = ranks;
-      options.timeout = absl::Seconds(20);
-      absl::StatusOr<std::unique_ptr<Transport>> transport = ConnectGlooThroughStore(options, store);
-      ASSERT_TRUE(transport.ok()) << transport.status();
-      body(**transport);
-      // No rank leaves (and closes its connections) while a peer may still be connecting.
-      std::vector<int64_t> all(static_cast<size_t>(ranks));
-      EXPECT_TRUE((*transport)->AllGather(std::vector<int64_t>{0}, all, absl::Seconds(30)).ok());
-    });
-  }
-  for (std::thread& t : threads) t.join();
+  OnGlooRanks(ranks, [&](std::shared_ptr<Transport> transport) { body(*transport); });
 }
 
 // Every transport, the same contract.
