@@ -79,10 +79,15 @@ class Client::Impl {
        std::unique_ptr<DaemonLink> link, bool registered)
       : options_(std::move(options)),
         transport_(transport),
-        topology_(std::move(topology)),
         planner_(std::move(planner)),
         link_(std::move(link)),
-        reregister_(!registered) {}
+        reregister_(!registered) {
+    gathered_.topology = std::move(topology);
+    gathered_.experts = options_.experts;
+    gathered_.slots_per_rank = options_.slots_per_rank;
+    gathered_.expert_bytes = options_.expert_bytes;
+    gathered_.load = LoadMatrix(transport_.size(), options_.experts);
+  }
 
   absl::StatusOr<LayerPlan> PlanLayer(int64_t step, int layer, std::span<const int64_t> row) {
     if (step < 0) return absl::InvalidArgumentError(absl::StrCat("step: must be >= 0, got ", step));
@@ -96,7 +101,7 @@ class Client::Impl {
           absl::StrCat("row[", *e, "]: must be in [0, ", kMaxTokensPerEntry, "], got ", row[*e]));
     }
     const absl::Time start = absl::Now();
-    absl::StatusOr<LayerPlan> plan;
+    absl::StatusOr<Candidate> plan;
     switch (options_.mode) {
       case Mode::kRemote:
         plan = Remote(step, layer, row);
@@ -108,7 +113,7 @@ class Client::Impl {
         plan = Local(step, layer, row, "");
         break;
     }
-    if (!plan.ok()) return plan;
+    if (!plan.ok()) return plan.status();
     const absl::Time planned = absl::Now();
     absl::StatusOr<LayerPlan> agreed = Agree(*std::move(plan));
     if (!agreed.ok()) return agreed;
@@ -123,9 +128,17 @@ class Client::Impl {
   }
 
  private:
+  // A rank's plan before the agreement, and whether every rank is already known to hold it
+  // (remote mode learns it from the gather it does anyway).
+  struct Candidate {
+    Candidate(LayerPlan p, std::optional<bool> held = std::nullopt) : plan(std::move(p)), all_hold_it(held) {}
+    LayerPlan plan;
+    std::optional<bool> all_hold_it;
+  };
+
   // The daemon's plan, unless a rank could not get it (then all plan locally, and skip the
   // daemon for a growing number of layers).
-  absl::StatusOr<LayerPlan> Remote(int64_t step, int layer, std::span<const int64_t> row) {
+  absl::StatusOr<Candidate> Remote(int64_t step, int layer, std::span<const int64_t> row) {
     if (skip_layers_ > 0) {
       --skip_layers_;
       return Local(step, layer, row, "the daemon was unreachable recently");
@@ -159,8 +172,7 @@ class Client::Impl {
     // The gather above already holds every rank's (version, hash): the agreement needs no second.
     bool same = true;
     for (size_t r = 0; r < all.size(); r += 3) same = same && all[r + 1] == mine[1] && all[r + 2] == mine[2];
-    agreed_ = same;
-    return out;
+    return Candidate(std::move(out), same);
   }
 
   absl::StatusOr<RemotePlan> Ask(int64_t step, int layer, std::span<const int64_t> row) {
@@ -172,10 +184,9 @@ class Client::Impl {
     return link_->ReportLoad(step, layer, row);
   }
 
-  absl::StatusOr<LayerPlan> Predictive(int64_t step, int layer, std::span<const int64_t> row) {
-    absl::StatusOr<PlanRequest> request = Gather(row);
-    if (!request.ok()) return request.status();
-    if (transport_.rank() == 0) link_->ReportMatrixLater(step, layer, request->load);
+  absl::StatusOr<Candidate> Predictive(int64_t step, int layer, std::span<const int64_t> row) {
+    if (absl::Status s = Gather(row); !s.ok()) return s;
+    if (transport_.rank() == 0) link_->ReportMatrixLater(step, layer, gathered_.load);
     // The daemon places (step, layer) from the round (step - 1, layer): wait only when this
     // client reported that round.
     const bool expected = reported_.contains({step - 1, layer});
@@ -183,9 +194,9 @@ class Client::Impl {
     if (reported_.size() > 4096) reported_.erase(reported_.begin());
     std::optional<std::vector<Replica>> replicas =
         link_->Placement(step, layer, expected ? options_.placement_wait : absl::ZeroDuration());
-    if (!replicas) return PlanHere(*request, "no placement for this layer yet");
-    absl::StatusOr<Plan> split = SplitOverReplicas(*request, *std::move(replicas));
-    if (!split.ok()) return PlanHere(*request, absl::StrCat("the placement did not fit: ", split.status().message()));
+    if (!replicas) return PlanHere("no placement for this layer yet");
+    absl::StatusOr<Plan> split = SplitOverReplicas(gathered_, *std::move(replicas));
+    if (!split.ok()) return PlanHere(absl::StrCat("the placement did not fit: ", split.status().message()));
     LayerPlan out;
     out.plan = *std::move(split);
     out.fingerprint = {0, PlanHash(out.plan)};
@@ -194,34 +205,28 @@ class Client::Impl {
     return out;
   }
 
-  absl::StatusOr<LayerPlan> Local(int64_t step, int layer, std::span<const int64_t> row, std::string reason) {
-    absl::StatusOr<PlanRequest> request = Gather(row);
-    if (!request.ok()) return request.status();
+  absl::StatusOr<Candidate> Local(int64_t step, int layer, std::span<const int64_t> row, std::string reason) {
+    if (absl::Status s = Gather(row); !s.ok()) return s;
     if (link_ != nullptr && options_.mode == Mode::kLocal && transport_.rank() == 0) {
-      link_->ReportMatrixLater(step, layer, request->load);  // the daemon's metrics
+      link_->ReportMatrixLater(step, layer, gathered_.load);  // the daemon's metrics
     }
-    return PlanHere(*request, std::move(reason));
+    return PlanHere(std::move(reason));
   }
 
-  // Every rank's row, as a request for this job's topology.
-  absl::StatusOr<PlanRequest> Gather(std::span<const int64_t> row) {
-    PlanRequest request;
-    request.topology = topology_;
-    request.experts = options_.experts;
-    request.slots_per_rank = options_.slots_per_rank;
-    request.expert_bytes = options_.expert_bytes;
-    request.load = LoadMatrix(transport_.size(), options_.experts);
+  // Every rank's row into gathered_, the request for this job's topology.
+  absl::Status Gather(std::span<const int64_t> row) {
     std::vector<int64_t> all(static_cast<size_t>(transport_.size()) * row.size());
     if (absl::Status s = transport_.AllGather(row, all, options_.collective_timeout); !s.ok()) return s;
     for (int r = 0; r < transport_.size(); ++r) {
       std::copy_n(all.begin() + static_cast<std::ptrdiff_t>(r) * options_.experts, options_.experts,
-                  request.load.row(r).begin());
+                  gathered_.load.row(r).begin());
     }
-    return request;
+    return absl::OkStatus();
   }
 
-  absl::StatusOr<LayerPlan> PlanHere(const PlanRequest& request, std::string reason) {
-    absl::StatusOr<ScoredPlan> scored = RunPlanner(*planner_, request);
+  // The local planner on gathered_.
+  absl::StatusOr<Candidate> PlanHere(std::string reason) {
+    absl::StatusOr<ScoredPlan> scored = RunPlanner(*planner_, gathered_);
     if (!scored.ok()) return scored.status();
     LayerPlan out;
     out.plan = std::move(scored->plan);
@@ -233,13 +238,14 @@ class Client::Impl {
   }
 
   // The same plan on every rank, or no replication on all.
-  absl::StatusOr<LayerPlan> Agree(LayerPlan plan) {
-    absl::StatusOr<bool> same =
-        agreed_.has_value() ? *agreed_ : AllHoldTheSamePlan(transport_, plan.fingerprint, options_.collective_timeout);
-    agreed_.reset();
+  absl::StatusOr<LayerPlan> Agree(Candidate candidate) {
+    LayerPlan& plan = candidate.plan;
+    absl::StatusOr<bool> same = candidate.all_hold_it.has_value()
+                                    ? *candidate.all_hold_it
+                                    : AllHoldTheSamePlan(transport_, plan.fingerprint, options_.collective_timeout);
     if (!same.ok()) return same.status();
     Count(&ClientStats::layers);
-    if (*same) return plan;
+    if (*same) return std::move(plan);
     Count(&ClientStats::disagreements);
     Log(absl::StrCat("the ranks held different plans (this rank's came from ", plan.source,
                      "): no replication for this layer"));
@@ -266,15 +272,13 @@ class Client::Impl {
 
   const ClientOptions options_;
   Transport& transport_;
-  const Topology topology_;
+  PlanRequest gathered_;  // the job's request; its load is the latest all-gathered counts
   std::unique_ptr<Planner> planner_;
   std::unique_ptr<DaemonLink> link_;
   // The daemon backoff, the same on every rank (driven by gathered values only).
   int skip_layers_ = 0;
   int next_skip_ = 1;
   bool reregister_;
-  // Set when the plan's gather already told whether all ranks hold it.
-  std::optional<bool> agreed_;
   std::set<std::pair<int64_t, int>> reported_;  // predictive mode's (step, layer)s sent to the daemon
   mutable std::mutex mu_;
   ClientStats stats_;
