@@ -31,7 +31,14 @@ T Unwrap(absl::StatusOr<T> value) {
 
 void Check(const absl::Status& status) { Unwrap(absl::StatusOr<bool>(status.ok() ? absl::StatusOr<bool>(true) : status)); }
 
-absl::Duration Seconds(double s) { return absl::Milliseconds(static_cast<int64_t>(s * 1000)); }
+// A timeout argument in seconds: a number in [0, a year], else ValueError naming the argument.
+absl::Duration Seconds(double s, const char* name) {
+  if (!(s >= 0 && s <= 365 * 86400.0)) {
+    throw py::value_error(std::string(name) + ": must be a number of seconds in [0, 31536000], got " +
+                          py::repr(py::float_(s)).cast<std::string>());
+  }
+  return absl::Milliseconds(static_cast<int64_t>(s * 1000));
+}
 
 std::vector<void*> Pointers(const std::vector<uintptr_t>& addresses) {
   std::vector<void*> out;
@@ -80,7 +87,7 @@ PYBIND11_MODULE(taot, m) {
         o.rank = rank;
         o.size = size;
         o.hostname = hostname;
-        o.timeout = Seconds(timeout_s);
+        o.timeout = Seconds(timeout_s, "timeout_s");
         py::gil_scoped_release release;
         return std::shared_ptr<Transport>(Unwrap(ConnectGlooThroughDirectory(o, directory)));
       },
@@ -104,7 +111,7 @@ PYBIND11_MODULE(taot, m) {
         o.size = size;
         o.device = device;
         o.stream = stream;
-        o.timeout = Seconds(timeout_s);
+        o.timeout = Seconds(timeout_s, "timeout_s");
         py::gil_scoped_release release;
         return std::shared_ptr<Transport>(Unwrap(ConnectNccl(o)));
       },
@@ -119,7 +126,7 @@ PYBIND11_MODULE(taot, m) {
       .def(
           "wait", [](PendingExchange& p, double timeout_s) {
             py::gil_scoped_release release;
-            Check(p.Wait(Seconds(timeout_s)));
+            Check(p.Wait(Seconds(timeout_s, "timeout_s")));
           },
           py::arg("timeout_s") = 60.0, "Blocks until every send and receive is done, or fails after timeout_s.");
 
@@ -177,7 +184,8 @@ PYBIND11_MODULE(taot, m) {
                        int slots_per_rank, int64_t expert_bytes, const std::string& token, double call_timeout_s,
                        double placement_wait_s, double collective_timeout_s, const std::string& planner,
                        const std::map<std::string, std::string>& params, const std::string& tls_ca,
-                       const std::string& tls_cert, const std::string& tls_key) {
+                       const std::string& tls_cert, const std::string& tls_key, double connect_timeout_s,
+                       const std::string& run_id) {
              ClientOptions o;
              o.experts = experts;
              o.node = node;
@@ -187,9 +195,11 @@ PYBIND11_MODULE(taot, m) {
              o.slots_per_rank = slots_per_rank;
              o.expert_bytes = expert_bytes;
              o.token = token;
-             o.call_timeout = Seconds(call_timeout_s);
-             o.placement_wait = Seconds(placement_wait_s);
-             o.collective_timeout = Seconds(collective_timeout_s);
+             o.call_timeout = Seconds(call_timeout_s, "call_timeout_s");
+             o.connect_timeout = Seconds(connect_timeout_s, "connect_timeout_s");
+             o.run_id = run_id;
+             o.placement_wait = Seconds(placement_wait_s, "placement_wait_s");
+             o.collective_timeout = Seconds(collective_timeout_s, "collective_timeout_s");
              o.planner = planner;
              o.params = params;
              o.tls_ca = tls_ca;
@@ -202,7 +212,11 @@ PYBIND11_MODULE(taot, m) {
            py::arg("job_id") = "", py::arg("slots_per_rank") = 2, py::arg("expert_bytes") = 0, py::arg("token") = "",
            py::arg("call_timeout_s") = 1.0, py::arg("placement_wait_s") = 0.02, py::arg("collective_timeout_s") = 60.0,
            py::arg("planner") = "taot", py::arg("params") = std::map<std::string, std::string>{},
-           py::arg("tls_ca") = "", py::arg("tls_cert") = "", py::arg("tls_key") = "")
+           py::arg("tls_ca") = "", py::arg("tls_cert") = "", py::arg("tls_key") = "",
+           py::arg("connect_timeout_s") = 10.0, py::arg("run_id") = "",
+           "connect_timeout_s bounds connecting and registering (tried again with back-off within it); run_id "
+           "names this run of the job (the same on every rank; default: drawn by rank 0), so that a restarted "
+           "or resumed trainer's steps start over at the daemon")
       .def(
           "plan_layer",
           [](PyClient& c, int64_t step, int layer, py::array_t<int64_t, py::array::c_style | py::array::forcecast> counts) {
@@ -219,7 +233,7 @@ PYBIND11_MODULE(taot, m) {
              size_t nbytes, double timeout_s) {
             MovedBytes moved;
             py::gil_scoped_release release;
-            Check(StartMoves(c, plan, home, slots, nbytes, &moved)->Wait(Seconds(timeout_s)));
+            Check(StartMoves(c, plan, home, slots, nbytes, &moved)->Wait(Seconds(timeout_s, "timeout_s")));
             return std::pair{moved.sent, moved.received};
           },
           py::arg("plan"), py::arg("home"), py::arg("slots"), py::arg("nbytes"), py::arg("timeout_s") = 60.0,
@@ -242,7 +256,7 @@ PYBIND11_MODULE(taot, m) {
             MovedBytes moved;
             py::gil_scoped_release release;
             Check(ReturnGradients(c.client->transport(), plan.plan, c.client->options().experts, buffers,
-                                  Seconds(timeout_s), &moved));
+                                  Seconds(timeout_s, "timeout_s"), &moved));
             return std::pair{moved.sent, moved.received};
           },
           py::arg("plan"), py::arg("home"), py::arg("slots"), py::arg("nbytes"), py::arg("timeout_s") = 60.0,

@@ -5,10 +5,12 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <set>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "daemon_link.h"
 #include "taot/planner/plan_hash.h"
@@ -21,7 +23,9 @@
 namespace taot::client {
 namespace {
 
-// 64-bit FNV-1a of a node name: what ranks gather to find who shares a node.
+constexpr size_t kMaxRunIdBytes = 128;
+
+// 64-bit FNV-1a of a name (a node's, a run's): what ranks gather to compare names.
 int64_t NameHash(std::string_view name) {
   uint64_t h = 0xcbf29ce484222325ULL;
   for (const char c : name) {
@@ -43,13 +47,42 @@ absl::Status CheckOptions(const ClientOptions& o, int world_size) {
     return absl::InvalidArgumentError(absl::StrCat("address: mode ", std::string(ModeName(o.mode)), " needs the daemon's address"));
   }
   if (!o.address.empty() && o.job_id.empty()) return absl::InvalidArgumentError("job_id: must name the daemon's job");
-  for (auto [field, d] : {std::pair{"call_timeout", o.call_timeout}, {"placement_wait", o.placement_wait},
-                          {"collective_timeout", o.collective_timeout}}) {
+  for (auto [field, d] : {std::pair{"call_timeout", o.call_timeout}, {"connect_timeout", o.connect_timeout},
+                          {"placement_wait", o.placement_wait}, {"collective_timeout", o.collective_timeout}}) {
     if (d < absl::ZeroDuration()) return absl::InvalidArgumentError(absl::StrCat(field, ": must not be negative"));
   }
   if (o.reconnect_max_layers < 1) return absl::InvalidArgumentError("reconnect_max_layers: must be >= 1");
+  if (o.run_id.size() > kMaxRunIdBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("run_id: must be at most ", kMaxRunIdBytes, " bytes, got ", o.run_id.size()));
+  }
   return absl::OkStatus();
 }
+
+// The run id every rank uses: the one they were all given, or rank 0's random draw when none was.
+// `all` holds each rank's (given run id's hash or 0, random draw).
+absl::StatusOr<std::string> AgreeOnRunId(const ClientOptions& o, std::span<const int64_t> all) {
+  for (size_t r = 0; r < all.size(); r += 2) {
+    if (all[r] != all[0]) {
+      return absl::InvalidArgumentError(absl::StrCat("run_id: must be the same on every rank (or empty on all); rank ",
+                                                     r / 2, "'s differs from rank 0's"));
+    }
+  }
+  if (all[0] != 0) return o.run_id;
+  return absl::StrCat(absl::Hex(static_cast<uint64_t>(all[1]), absl::kZeroPad16));
+}
+
+// One line of what the client changed, to options.log or standard error.
+void Say(const ClientOptions& options, int rank, std::string_view line) {
+  const std::string text = absl::StrCat("taot rank ", rank, ": ", std::string(line));
+  if (options.log) {
+    options.log(text);
+  } else {
+    std::fprintf(stderr, "%s\n", text.c_str());
+  }
+}
+
+// What a rank's registration came to, as every rank gathers it.
+enum RegistrationOutcome : int64_t { kRegistered = 0, kUnreachable = 1, kRefused = 2 };
 
 }  // namespace
 
@@ -76,12 +109,12 @@ std::string_view ModeName(Mode mode) {
 class Client::Impl {
  public:
   Impl(ClientOptions options, Transport& transport, Topology topology, std::unique_ptr<Planner> planner,
-       std::unique_ptr<DaemonLink> link, bool registered)
+       std::unique_ptr<DaemonLink> link, bool all_registered)
       : options_(std::move(options)),
         transport_(transport),
         planner_(std::move(planner)),
         link_(std::move(link)),
-        reregister_(!registered) {
+        daemon_in_use_(all_registered) {
     gathered_.topology = std::move(topology);
     gathered_.experts = options_.experts;
     gathered_.slots_per_rank = options_.slots_per_rank;
@@ -136,14 +169,24 @@ class Client::Impl {
     std::optional<bool> all_hold_it;
   };
 
-  // The daemon's plan, unless a rank could not get it (then all plan locally, and skip the
-  // daemon for a growing number of layers).
+  // The daemon's plan, unless a rank could not get it (then all plan locally, skip the daemon
+  // for a growing number of layers, and ask it again once every rank is registered again).
   absl::StatusOr<Candidate> Remote(int64_t step, int layer, std::span<const int64_t> row) {
-    if (skip_layers_ > 0) {
-      --skip_layers_;
-      return Local(step, layer, row, "the daemon was unreachable recently");
+    if (!daemon_in_use_ || skip_layers_ > 0) {
+      if (skip_layers_ > 0) --skip_layers_;
+      bool all_ready = false;
+      absl::StatusOr<Candidate> plan =
+          Local(step, layer, row,
+                daemon_in_use_ ? "the daemon failed a call recently" : "not every rank is registered with the daemon",
+                link_->ready(), &all_ready);
+      if (plan.ok() && !daemon_in_use_ && all_ready) {
+        daemon_in_use_ = true;
+        Log(absl::StrCat("(step ", step, ", layer ", layer, ") every rank is registered with the daemon",
+                         skip_layers_ > 0 ? "" : ": it plans from the next layer"));
+      }
+      return plan;
     }
-    absl::StatusOr<RemotePlan> remote = Ask(step, layer, row);
+    absl::StatusOr<RemotePlan> remote = link_->ReportLoad(step, layer, row);
     const int64_t mine[3] = {remote.ok() ? 1 : 0, remote.ok() ? static_cast<int64_t>(remote->version) : 0,
                              remote.ok() ? static_cast<int64_t>(remote->hash) : 0};
     std::vector<int64_t> all(3 * static_cast<size_t>(transport_.size()));
@@ -151,14 +194,16 @@ class Client::Impl {
     int failed = 0;
     for (size_t r = 0; r < all.size(); r += 3) failed += all[r] == 0 ? 1 : 0;
     if (failed > 0) {
-      reregister_ = true;
+      if (!remote.ok()) link_->Reconnect();
+      daemon_in_use_ = false;
       skip_layers_ = next_skip_ - 1;
       next_skip_ = std::min(2 * next_skip_, options_.reconnect_max_layers);
       Count(&ClientStats::daemon_failures);
       std::string reason = absl::StrCat(failed, " rank(s) could not get the daemon's plan",
                                         remote.ok() ? "" : absl::StrCat(" (here: ", remote.status().message(), ")"));
-      Log(absl::StrCat("(step ", step, ", layer ", layer, ") planned locally: ", reason, "; the daemon is asked again in ",
-                       skip_layers_ + 1, " layer(s)"));
+      Log(absl::StrCat("(step ", step, ", layer ", layer, ") planned locally: ", reason,
+                       "; the daemon is asked again once every rank is registered, and in ", skip_layers_ + 1,
+                       " layer(s) at the soonest"));
       return Local(step, layer, row, std::move(reason));
     }
     if (next_skip_ > 1) Log(absl::StrCat("(step ", step, ", layer ", layer, ") the daemon plans again"));
@@ -175,17 +220,8 @@ class Client::Impl {
     return Candidate(std::move(out), same);
   }
 
-  absl::StatusOr<RemotePlan> Ask(int64_t step, int layer, std::span<const int64_t> row) {
-    if (reregister_) {
-      // A restarted daemon knows no ranks: register again first.
-      if (absl::Status s = link_->Register(); !s.ok()) return s;
-      reregister_ = false;
-    }
-    return link_->ReportLoad(step, layer, row);
-  }
-
   absl::StatusOr<Candidate> Predictive(int64_t step, int layer, std::span<const int64_t> row) {
-    if (absl::Status s = Gather(row); !s.ok()) return s;
+    if (absl::StatusOr<bool> s = Gather(row, true); !s.ok()) return s.status();
     if (transport_.rank() == 0) link_->ReportMatrixLater(step, layer, gathered_.load);
     // The daemon places (step, layer) from the round (step - 1, layer): wait only when this
     // client reported that round.
@@ -205,23 +241,34 @@ class Client::Impl {
     return out;
   }
 
-  absl::StatusOr<Candidate> Local(int64_t step, int layer, std::span<const int64_t> row, std::string reason) {
-    if (absl::Status s = Gather(row); !s.ok()) return s;
+  // The local planner's plan; `ready` is this rank's flag gathered with the row, `all_ready`
+  // (when asked) whether every rank's was set.
+  absl::StatusOr<Candidate> Local(int64_t step, int layer, std::span<const int64_t> row, std::string reason,
+                                  bool ready = true, bool* all_ready = nullptr) {
+    absl::StatusOr<bool> gathered = Gather(row, ready);
+    if (!gathered.ok()) return gathered.status();
+    if (all_ready != nullptr) *all_ready = *gathered;
     if (link_ != nullptr && options_.mode == Mode::kLocal && transport_.rank() == 0) {
       link_->ReportMatrixLater(step, layer, gathered_.load);  // the daemon's metrics
     }
     return PlanHere(std::move(reason));
   }
 
-  // Every rank's row into gathered_, the request for this job's topology.
-  absl::Status Gather(std::span<const int64_t> row) {
-    std::vector<int64_t> all(static_cast<size_t>(transport_.size()) * row.size());
-    if (absl::Status s = transport_.AllGather(row, all, options_.collective_timeout); !s.ok()) return s;
+  // Every rank's row into gathered_, the request for this job's topology, with one flag per rank
+  // riding along (whether it is registered with the daemon): true when every rank's is set.
+  absl::StatusOr<bool> Gather(std::span<const int64_t> row, bool flag) {
+    const size_t width = row.size() + 1;
+    send_.assign(row.begin(), row.end());
+    send_.push_back(flag ? 1 : 0);
+    received_.resize(static_cast<size_t>(transport_.size()) * width);
+    if (absl::Status s = transport_.AllGather(send_, received_, options_.collective_timeout); !s.ok()) return s;
+    bool all = true;
     for (int r = 0; r < transport_.size(); ++r) {
-      std::copy_n(all.begin() + static_cast<std::ptrdiff_t>(r) * options_.experts, options_.experts,
-                  gathered_.load.row(r).begin());
+      const auto from = received_.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(r) * width);
+      std::copy_n(from, options_.experts, gathered_.load.row(r).begin());
+      all = all && from[options_.experts] != 0;
     }
-    return absl::OkStatus();
+    return all;
   }
 
   // The local planner on gathered_.
@@ -256,14 +303,7 @@ class Client::Impl {
     return none;
   }
 
-  void Log(const std::string& line) const {
-    const std::string text = absl::StrCat("taot rank ", transport_.rank(), ": ", line);
-    if (options_.log) {
-      options_.log(text);
-    } else {
-      std::fprintf(stderr, "%s\n", text.c_str());
-    }
-  }
+  void Log(const std::string& line) const { Say(options_, transport_.rank(), line); }
 
   void Count(int64_t ClientStats::*counter) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -275,10 +315,12 @@ class Client::Impl {
   PlanRequest gathered_;  // the job's request; its load is the latest all-gathered counts
   std::unique_ptr<Planner> planner_;
   std::unique_ptr<DaemonLink> link_;
-  // The daemon backoff, the same on every rank (driven by gathered values only).
+  std::vector<int64_t> send_, received_;  // Gather's buffers, kept between layers
+  // The daemon back-off, the same on every rank (driven by gathered values only): whether every
+  // rank is known to be registered, and the layers still to plan locally after a failure.
+  bool daemon_in_use_;
   int skip_layers_ = 0;
   int next_skip_ = 1;
-  bool reregister_;
   std::set<std::pair<int64_t, int>> reported_;  // predictive mode's (step, layer)s sent to the daemon
   mutable std::mutex mu_;
   ClientStats stats_;
@@ -290,31 +332,59 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& opti
   if (absl::Status s = CheckOptions(options, transport->size()); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<Planner>> planner = PlannerRegistry::BuiltIn().Create(options.planner, options.params);
   if (!planner.ok()) return planner.status();
-  // Who shares a node: every rank's node name, numbered in order of the lowest rank on it.
-  const int64_t mine[1] = {NameHash(options.node)};
-  std::vector<int64_t> all(static_cast<size_t>(transport->size()));
+  // Who shares a node (every rank's node name, numbered in order of the lowest rank on it), and
+  // the run id.
+  const int64_t mine[3] = {NameHash(options.node), options.run_id.empty() ? 0 : NameHash(options.run_id),
+                           static_cast<int64_t>(std::random_device{}()) << 32 | std::random_device{}()};
+  std::vector<int64_t> all(3 * static_cast<size_t>(transport->size()));
   if (absl::Status s = transport->AllGather(mine, all, options.collective_timeout); !s.ok()) return s;
   std::map<int64_t, int> node_ids;
   std::vector<int> node_of_rank;
-  for (const int64_t h : all) node_of_rank.push_back(node_ids.emplace(h, static_cast<int>(node_ids.size())).first->second);
+  std::vector<int64_t> runs;
+  for (size_t r = 0; r < all.size(); r += 3) {
+    node_of_rank.push_back(node_ids.emplace(all[r], static_cast<int>(node_ids.size())).first->second);
+    runs.insert(runs.end(), {all[r + 1], all[r + 2]});
+  }
   absl::StatusOr<Topology> topology = Topology::FromNodes(std::move(node_of_rank), options.inter_node_cost);
   if (!topology.ok()) return topology.status();
+  absl::StatusOr<std::string> run_id = AgreeOnRunId(options, runs);
+  if (!run_id.ok()) return run_id.status();
   std::unique_ptr<DaemonLink> link;
-  bool registered = false;
+  bool all_registered = false;
   if (!options.address.empty()) {
-    absl::StatusOr<std::unique_ptr<DaemonLink>> made = DaemonLink::Create(options, transport->rank(), transport->size());
+    absl::StatusOr<std::unique_ptr<DaemonLink>> made =
+        DaemonLink::Create(options, transport->rank(), transport->size(), *std::move(run_id));
     if (!made.ok()) return made.status();
     link = *std::move(made);
-    // Unreachable now is no error: the first layers plan locally, and registering is tried again.
-    registered = link->Register().ok();
+    const absl::Status registered = link->Register(absl::Now() + options.connect_timeout);
     // No rank asks for a plan before every rank has registered (the daemon learns the topology
-    // from the registrations and plans nothing before).
-    const int64_t flag[1] = {registered ? 1 : 0};
-    std::vector<int64_t> flags(static_cast<size_t>(transport->size()));
-    if (absl::Status s = transport->AllGather(flag, flags, options.collective_timeout); !s.ok()) return s;
+    // from the registrations and plans nothing before), and a refusal fails every rank.
+    const int64_t outcome[1] = {registered.ok() ? kRegistered : IsRefusal(registered) ? kRefused : kUnreachable};
+    std::vector<int64_t> outcomes(static_cast<size_t>(transport->size()));
+    if (absl::Status s = transport->AllGather(outcome, outcomes, options.collective_timeout); !s.ok()) return s;
+    if (outcome[0] == kRefused) {
+      return absl::Status(registered.code(), absl::StrCat("the daemon at ", options.address,
+                                                          " refused to register this rank: ", registered.message()));
+    }
+    std::vector<int> refused, unreachable;
+    for (int r = 0; r < transport->size(); ++r) {
+      if (outcomes[r] == kRefused) refused.push_back(r);
+      if (outcomes[r] == kUnreachable) unreachable.push_back(r);
+    }
+    if (!refused.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat("the daemon at ", options.address, " refused to register rank(s) ",
+                                                        absl::StrJoin(refused, ", "), " (their errors say why)"));
+    }
+    all_registered = unreachable.empty();
+    if (!registered.ok()) {
+      link->Reconnect();
+      Say(options, transport->rank(),
+          absl::StrCat("the daemon at ", options.address, " did not answer within connect_timeout (",
+                       registered.message(), "): planning locally while registering goes on"));
+    }
   }
   auto impl = std::make_unique<Impl>(options, *transport, *std::move(topology), *std::move(planner), std::move(link),
-                                     registered);
+                                     all_registered);
   return std::unique_ptr<Client>(new Client(options, std::move(transport), std::move(impl)));
 }
 

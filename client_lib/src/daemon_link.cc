@@ -1,6 +1,8 @@
 #include "daemon_link.h"
 
+#include <algorithm>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -25,10 +27,40 @@ absl::Status FromGrpc(const grpc::Status& s) {
   return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
 }
 
+// Registration's back-off between attempts: doubling from 50 ms to 1 s, each drawn uniformly
+// from [0.5, 1.5) of that, so ranks that lost the daemon together do not call it together.
+class Backoff {
+ public:
+  absl::Duration Next() {
+    const absl::Duration pause = base_ * std::uniform_real_distribution<double>(0.5, 1.5)(random_);
+    base_ = std::min(2 * base_, absl::Seconds(1));
+    return pause;
+  }
+
+ private:
+  absl::Duration base_ = absl::Milliseconds(50);
+  std::minstd_rand random_{std::random_device{}()};
+};
+
 }  // namespace
 
+bool IsRefusal(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kOutOfRange:
+    case absl::StatusCode::kUnauthenticated:
+    case absl::StatusCode::kPermissionDenied:
+    case absl::StatusCode::kUnimplemented:
+      return true;
+    default:
+      return false;
+  }
+}
+
 absl::StatusOr<std::unique_ptr<DaemonLink>> DaemonLink::Create(const ClientOptions& options, int rank,
-                                                               int world_size) {
+                                                               int world_size, std::string run_id) {
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
   if (!options.tls_ca.empty() || !options.tls_cert.empty() || !options.tls_key.empty()) {
     if (options.tls_cert.empty() != options.tls_key.empty()) {
@@ -47,17 +79,25 @@ absl::StatusOr<std::unique_ptr<DaemonLink>> DaemonLink::Create(const ClientOptio
   }
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
-  // Reconnect soon after a daemon restart (gRPC's default backoff starts at a second and grows to
-  // two minutes); layers meanwhile plan locally.
+  // Reconnect soon after a daemon restart (gRPC's default back-off starts at a second and grows
+  // to two minutes); layers meanwhile plan locally. gRPC's "minimum reconnect back-off" is also
+  // the least time one connection attempt (TCP, TLS handshake, HTTP/2 SETTINGS) is given: a busy
+  // machine needs more than a few hundred milliseconds, so it gets the whole connect_timeout.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
+              static_cast<int>(std::clamp<int64_t>(absl::ToInt64Milliseconds(options.connect_timeout), 1000, 60000)));
   auto channel = grpc::CreateCustomChannel(options.address, credentials, args);
-  return std::unique_ptr<DaemonLink>(new DaemonLink(options, rank, world_size, std::move(channel)));
+  return std::unique_ptr<DaemonLink>(new DaemonLink(options, rank, world_size, std::move(run_id), std::move(channel)));
 }
 
-DaemonLink::DaemonLink(const ClientOptions& options, int rank, int world_size, std::shared_ptr<grpc::Channel> channel)
-    : options_(options), rank_(rank), world_size_(world_size), stub_(taot::v1::Planner::NewStub(channel)) {}
+DaemonLink::DaemonLink(const ClientOptions& options, int rank, int world_size, std::string run_id,
+                       std::shared_ptr<grpc::Channel> channel)
+    : options_(options),
+      rank_(rank),
+      world_size_(world_size),
+      run_id_(std::move(run_id)),
+      stub_(taot::v1::Planner::NewStub(channel)) {}
 
 DaemonLink::~DaemonLink() {
   {
@@ -68,6 +108,7 @@ DaemonLink::~DaemonLink() {
   changed_.notify_all();
   if (sender_.joinable()) sender_.join();
   if (watcher_.joinable()) watcher_.join();
+  if (reconnector_.joinable()) reconnector_.join();
 }
 
 void DaemonLink::Prepare(grpc::ClientContext& context, absl::Duration timeout) const {
@@ -75,7 +116,7 @@ void DaemonLink::Prepare(grpc::ClientContext& context, absl::Duration timeout) c
   context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
 }
 
-absl::Status DaemonLink::Register() {
+absl::Status DaemonLink::RegisterOnce(absl::Time deadline) {
   taot::v1::RegisterRankRequest request;
   request.set_job_id(options_.job_id);
   request.set_rank(rank_);
@@ -83,15 +124,70 @@ absl::Status DaemonLink::Register() {
   request.set_node(options_.node);
   request.set_local_rank(options_.local_rank);
   request.set_device(options_.device);
+  request.set_run_id(run_id_);
+  request.set_experts(options_.experts);
+  request.set_slots_per_rank(options_.slots_per_rank);
   taot::v1::RegisterRankResponse response;
   grpc::ClientContext context;
-  Prepare(context, options_.call_timeout);
+  Prepare(context, std::max(absl::ZeroDuration(), deadline - absl::Now()));
+  // Wait for a connection (through gRPC's reconnect back-off) rather than fail at once while the
+  // channel is down: the deadline bounds it.
+  context.set_wait_for_ready(true);
   return FromGrpc(stub_->RegisterRank(&context, request, &response));
 }
 
+absl::Status DaemonLink::Register(absl::Time deadline) {
+  Backoff backoff;
+  while (true) {
+    absl::Status s = RegisterOnce(deadline);
+    if (s.ok()) ready_ = true;
+    if (s.ok() || IsRefusal(s)) return s;
+    const absl::Duration pause = std::min(backoff.Next(), deadline - absl::Now());
+    if (pause <= absl::ZeroDuration() || !Pause(pause)) return s;
+  }
+}
+
+bool DaemonLink::ready() const { return ready_; }
+
+bool DaemonLink::Pause(absl::Duration pause) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return !changed_.wait_for(lock, absl::ToChronoNanoseconds(pause), [this] { return stopping_; });
+}
+
+void DaemonLink::Reconnect() {
+  ready_ = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    reconnect_wanted_ = true;
+    if (!reconnector_.joinable()) reconnector_ = std::thread([this] { Reregister(); });
+  }
+  changed_.notify_all();
+}
+
+void DaemonLink::Reregister() {
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      changed_.wait(lock, [this] { return stopping_ || reconnect_wanted_; });
+      if (stopping_) return;
+      reconnect_wanted_ = false;
+    }
+    Backoff backoff;
+    while (!ready_) {
+      const absl::Status s = Register(absl::Now() + options_.connect_timeout);
+      if (s.ok()) break;
+      // A refusal (a new run of the job took over, say) is tried again too, slowly: the daemon
+      // may be reconfigured, and layers meanwhile plan locally.
+      if (!Pause(IsRefusal(s) ? absl::Seconds(1) : backoff.Next())) return;
+    }
+  }
+}
+
 absl::StatusOr<RemotePlan> DaemonLink::ReportLoad(int64_t step, int layer, std::span<const int64_t> row) {
+  if (!ready_) return absl::UnavailableError("not registered with the daemon (registering again in the background)");
   taot::v1::ReportLoadRequest request;
   request.set_job_id(options_.job_id);
+  request.set_run_id(run_id_);
   request.set_rank(rank_);
   request.set_step(step);
   request.set_layer(layer);
@@ -136,6 +232,7 @@ void DaemonLink::SendMatrices() {
     lock.unlock();
     taot::v1::ReportMatrixRequest request;
     request.set_job_id(options_.job_id);
+    request.set_run_id(run_id_);
     request.set_step(next.step);
     request.set_layer(next.layer);
     request.set_ranks(next.load.sources());
@@ -170,6 +267,7 @@ void DaemonLink::WatchPlacements() {
     }
     taot::v1::WatchPlacementsRequest request;
     request.set_job_id(options_.job_id);
+    request.set_run_id(run_id_);
     auto reader = stub_->WatchPlacements(&context, request);
     {
       std::lock_guard<std::mutex> lock(mu_);

@@ -2,6 +2,7 @@
 // deadlines and the job token, plans checked on arrival. Internal to libtaot_client.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -32,13 +33,29 @@ struct RemotePlan {
   bool fallback = false;
 };
 
+// Whether the daemon refused a call for what it was (a configuration error: unknown job, a shape
+// that disagrees, a wrong token) rather than failed to answer it: retrying cannot help.
+bool IsRefusal(const absl::Status& status);
+
 class DaemonLink {
  public:
-  // The channel connects lazily: creating a link never waits for the daemon.
-  static absl::StatusOr<std::unique_ptr<DaemonLink>> Create(const ClientOptions& options, int rank, int world_size);
+  // The channel connects lazily: creating a link never waits for the daemon. `run_id` is the
+  // job's run, the same on every rank.
+  static absl::StatusOr<std::unique_ptr<DaemonLink>> Create(const ClientOptions& options, int rank, int world_size,
+                                                            std::string run_id);
   ~DaemonLink();
 
-  absl::Status Register();
+  // Connects and registers, trying again after failures to answer (with jittered back-off) until
+  // `deadline`; a refusal (IsRefusal) ends it at once. OK marks the link ready.
+  absl::Status Register(absl::Time deadline);
+  // Registered with the daemon, as far as this rank knows: after a successful Register, until a
+  // call fails.
+  bool ready() const;
+  // After a failed call: not ready until a background registration (Register with back-off, one
+  // connect_timeout per attempt) succeeds. Never blocks.
+  void Reconnect();
+
+  // One call of at most call_timeout; fails at once when the link is not ready.
   absl::StatusOr<RemotePlan> ReportLoad(int64_t step, int layer, std::span<const int64_t> row);
   // Queued, sent by a background thread (off the critical path); the oldest is dropped when the
   // daemon falls behind, and what is queued at close goes out within one call timeout.
@@ -48,18 +65,27 @@ class DaemonLink {
   std::optional<std::vector<Replica>> Placement(int64_t step, int layer, absl::Duration wait);
 
  private:
-  DaemonLink(const ClientOptions& options, int rank, int world_size, std::shared_ptr<grpc::Channel> channel);
+  DaemonLink(const ClientOptions& options, int rank, int world_size, std::string run_id,
+             std::shared_ptr<grpc::Channel> channel);
   void Prepare(grpc::ClientContext& context, absl::Duration timeout) const;
+  absl::Status RegisterOnce(absl::Time deadline);
+  // Sleeps for `pause`, or less when the link is closing; false when it is.
+  bool Pause(absl::Duration pause);
+  void Reregister();
   void SendMatrices();
   void WatchPlacements();
 
   const ClientOptions options_;
   const int rank_, world_size_;
+  const std::string run_id_;
   std::unique_ptr<taot::v1::Planner::Stub> stub_;
+  std::atomic<bool> ready_{false};
 
   std::mutex mu_;
   std::condition_variable changed_;
   bool stopping_ = false;
+  bool reconnect_wanted_ = false;
+  std::thread reconnector_;
   struct QueuedMatrix {
     int64_t step;
     int layer;

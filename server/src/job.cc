@@ -1,8 +1,10 @@
 #include "taot/server/job.h"
 
 #include <map>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "taot/server/log.h"
 
 namespace taot::server {
 
@@ -25,14 +27,32 @@ absl::StatusOr<std::unique_ptr<Job>> Job::Create(JobConfig config) {
   }
   std::unique_ptr<Job> job(new Job(config));
   absl::MutexLock lock(&job->mu_);
-  job->ranks_.resize(static_cast<size_t>(config.world_size));
   job->planner_ = config.planner;
   job->params_ = config.params;
   if (config.observer != nullptr) config.observer->OnPlanner(config.planner, job->planner_version_);
-  if (config.node_of_rank) {
-    if (absl::Status s = job->Start(*config.node_of_rank); !s.ok()) return s;
-  }
+  if (absl::Status s = job->StartRun(""); !s.ok()) return s;
   return job;
+}
+
+absl::Status Job::StartRun(const std::string& run_id) {
+  run_id_ = run_id;
+  ++runs_;
+  ranks_.assign(static_cast<size_t>(config_.world_size), std::nullopt);
+  registered_ = 0;
+  nodes_ = 0;
+  if (rounds_) {
+    // The old rounds' planner is the truth (it may have dropped a failing one): the new run goes on
+    // with it, and its version keeps counting up.
+    PlanRounds::PlannerInUse in_use = rounds_->planner();
+    planner_ = std::move(in_use.name);
+    params_ = std::move(in_use.params);
+    planner_version_ = in_use.version;
+  }
+  // Dropping the old rounds answers their waiting calls with the fallback; callers still inside
+  // them hold them alive until they are done.
+  rounds_.reset();
+  if (config_.node_of_rank) return Start(*config_.node_of_rank);
+  return absl::OkStatus();
 }
 
 absl::Status Job::Start(std::vector<int> node_of_rank) {
@@ -64,15 +84,27 @@ absl::Status Job::Register(const RankInfo& info) {
     return absl::NotFoundError(absl::StrCat("job_id: unknown job '", info.job_id, "' (this daemon serves '",
                                             config_.job_id, "')"));
   }
-  if (info.world_size != config_.world_size) {
-    return absl::FailedPreconditionError(absl::StrCat("world_size: rank ", info.rank, " says ", info.world_size,
-                                                      ", the job has ", config_.world_size));
+  for (auto [field, said, have] : {std::tuple{"world_size", info.world_size, config_.world_size},
+                                   {"experts", info.experts, config_.experts},
+                                   {"slots_per_rank", info.slots_per_rank, config_.slots_per_rank}}) {
+    // world_size is always said; the others only by clients that know them.
+    if (said != have && (said != 0 || std::string_view(field) == "world_size")) {
+      return absl::FailedPreconditionError(absl::StrCat(field, ": rank ", info.rank, " has ", said,
+                                                        ", the daemon's job '", config_.job_id, "' has ", have));
+    }
   }
   if (info.rank < 0 || info.rank >= config_.world_size) {
     return absl::InvalidArgumentError(absl::StrCat("rank: must be in [0, ", config_.world_size, "), got ", info.rank));
   }
   if (info.node.empty()) return absl::InvalidArgumentError("node: must name the rank's host or node");
   absl::MutexLock lock(&mu_);
+  if (info.run_id != run_id_) {
+    if (registered_ > 0) {
+      Log(LogLevel::kInfo, "a new run of the job: its ranks and rounds start over",
+          {{"job", config_.job_id}, {"run", info.run_id}, {"previous_run", run_id_}});
+    }
+    if (absl::Status s = StartRun(info.run_id); !s.ok()) return s;
+  }
   std::optional<RankInfo>& slot = ranks_[info.rank];
   if (slot) {
     if (slot->node != info.node || slot->local_rank != info.local_rank || slot->device != info.device) {
@@ -96,13 +128,17 @@ absl::Status Job::Register(const RankInfo& info) {
   return Start(std::move(node_of_rank));
 }
 
-absl::StatusOr<PlanRounds*> Job::Rounds() {
+absl::StatusOr<std::shared_ptr<PlanRounds>> Job::Rounds(std::string_view run_id) {
   absl::MutexLock lock(&mu_);
+  if (!run_id.empty() && run_id != run_id_) {
+    return absl::FailedPreconditionError(absl::StrCat("run_id: run '", std::string(run_id), "' of job ", config_.job_id,
+                                                      " was replaced by run '", run_id_, "'; register again"));
+  }
   if (!rounds_) {
     return absl::FailedPreconditionError(absl::StrCat("job ", config_.job_id, " is waiting for its ranks: ", registered_,
                                                       " of ", config_.world_size, " registered"));
   }
-  return rounds_.get();
+  return rounds_;
 }
 
 absl::Status Job::SetPlanner(const std::string& name, const PlannerParams& params) {
@@ -124,6 +160,8 @@ JobStatus Job::Status() const {
   absl::MutexLock lock(&mu_);
   JobStatus s;
   s.job_id = config_.job_id;
+  s.run_id = run_id_;
+  s.runs = runs_;
   s.world_size = config_.world_size;
   s.registered = registered_;
   s.nodes = nodes_;

@@ -1,6 +1,8 @@
 #include "taot/server/plan_rounds.h"
 
 #include <algorithm>
+#include <iterator>
+#include <numeric>
 
 #include "absl/strings/str_cat.h"
 #include "taot/planner/plan_hash.h"
@@ -12,6 +14,13 @@ namespace taot::server {
 namespace {
 
 constexpr size_t kRecentPlans = 64;
+// Steps beyond this are refused: step + 1 (the predictive push's round) never overflows, and a
+// trainer at a billion steps a second would take years to reach it.
+constexpr int64_t kMaxStep = int64_t{1} << 53;
+
+int64_t RoundBytes(const RoundsConfig& config) {
+  return int64_t{config.topology.ranks()} * config.experts * static_cast<int64_t>(sizeof(int64_t));
+}
 
 std::string KeyText(RoundKey key) { return absl::StrCat("(step ", key.step, ", layer ", key.layer, ")"); }
 
@@ -23,6 +32,18 @@ absl::Status CheckRow(std::span<const int64_t> row, int experts) {
   if (const std::optional<size_t> e = FirstOutOfRange(row)) {
     return absl::InvalidArgumentError(
         absl::StrCat("load[", *e, "]: must be in [0, ", kMaxTokensPerEntry, "], got ", row[*e]));
+  }
+  return absl::OkStatus();
+}
+
+// Entries are at most 2^40 and rows at most 2^16 long (ValidateRequest's limits): no overflow.
+int64_t RowTotal(std::span<const int64_t> row) { return std::accumulate(row.begin(), row.end(), int64_t{0}); }
+
+// The round's total with `added` more tokens stays within the planner's limit.
+absl::Status CheckTotal(int64_t total, int64_t added) {
+  if (added > kMaxTotalTokens - total) {
+    return absl::InvalidArgumentError(absl::StrCat("load: the round's rows would hold more than ", kMaxTotalTokens,
+                                                   " tokens in all (the planner's limit)"));
   }
   return absl::OkStatus();
 }
@@ -54,6 +75,11 @@ absl::StatusOr<std::unique_ptr<PlanRounds>> PlanRounds::Create(RoundsConfig conf
   }
   if (config.max_layers <= 0) return absl::InvalidArgumentError("max_layers: must be >= 1");
   if (config.keep_steps < 0) return absl::InvalidArgumentError("keep_steps: must be >= 0");
+  if (config.max_step_ahead < 0) return absl::InvalidArgumentError("max_step_ahead: must be >= 0");
+  if (config.max_round_bytes < RoundBytes(config)) {
+    return absl::InvalidArgumentError(absl::StrCat("max_round_bytes: must hold one round (", RoundBytes(config),
+                                                   " bytes), got ", config.max_round_bytes));
+  }
   std::unique_ptr<PlanRounds> rounds(new PlanRounds(std::move(config)));
   {
     absl::MutexLock lock(&rounds->mu_);
@@ -80,15 +106,27 @@ void PlanRounds::RunTimer() {
     absl::Time next = absl::InfiniteFuture();
     std::erase_if(timed_, [&](const auto& entry) {
       const auto& [key, round] = entry;
-      if (round->state != State::kCollecting) return true;  // its planner publishes it
-      if (!stopping_ && now < round->deadline) {
-        next = std::min(next, round->deadline);
+      if (round->state == State::kDone) return true;
+      const bool collecting = round->state == State::kCollecting;
+      const absl::Time due = collecting ? round->deadline : round->planning_deadline;
+      if (!stopping_ && now < due) {
+        next = std::min(next, due);
         return false;
       }
-      Publish(*round, Fallback(key, round->load,
-                               stopping_ ? std::string("the daemon is stopping")
-                                         : absl::StrCat(round->missing, " of ", config_.topology.ranks(),
-                                                        " ranks had not reported at the round's deadline")));
+      std::string reason;
+      if (stopping_) {
+        reason = "the daemon is stopping";
+      } else if (collecting) {
+        reason = absl::StrCat(round->missing, " of ", config_.topology.ranks(),
+                              " ranks had not reported at the round's deadline");
+      } else {
+        // Whatever the planner does (a plugin that hangs), the round's ranks are answered; its
+        // late plan is dropped.
+        reason = absl::StrCat("planner ", round->planning_slot->name, " had not finished within the round timeout (",
+                              absl::FormatDuration(config_.round_timeout), ")");
+        DropPlanner(round->planning_slot, reason);
+      }
+      Publish(*round, Fallback(key, round->load, std::move(reason)));
       return true;
     });
     if (!settled_.empty()) {
@@ -120,10 +158,10 @@ void PlanRounds::WhenSettled(const Ticket& ticket, SettledCallback done) {
     Round& round = *ticket.round_;
     if (round.state != State::kDone) {
       round.waiters.push_back(std::move(done));
-      if (round.state == State::kCollecting && round.waiters.size() == 1) {
+      if (round.waiters.size() == 1) {
         timed_.emplace_back(ticket.key_, ticket.round_);
-        // Deadlines grow with creation: only an idle timer needs waking.
-        if (timer_wakes_ == absl::InfiniteFuture()) timer_cv_.Signal();
+        const absl::Time due = round.state == State::kCollecting ? round.deadline : round.planning_deadline;
+        if (due < timer_wakes_) timer_cv_.Signal();
       }
       return;
     }
@@ -161,7 +199,9 @@ PlanRounds::PlannerInUse PlanRounds::planner() const {
 }
 
 absl::Status PlanRounds::CheckKey(RoundKey key) const {
-  if (key.step < 0) return absl::InvalidArgumentError(absl::StrCat("step: must be >= 0, got ", key.step));
+  if (key.step < 0 || key.step > kMaxStep) {
+    return absl::InvalidArgumentError(absl::StrCat("step: must be in [0, ", kMaxStep, "], got ", key.step));
+  }
   if (key.layer < 0 || key.layer >= config_.max_layers) {
     return absl::InvalidArgumentError(
         absl::StrCat("layer: must be in [0, ", config_.max_layers, "), got ", key.layer));
@@ -175,10 +215,16 @@ absl::StatusOr<std::shared_ptr<PlanRounds::Round>> PlanRounds::FindOrCreate(Roun
     return absl::FailedPreconditionError(absl::StrCat("step ", key.step, " is stale: rounds before step ",
                                                       newest_step_ - config_.keep_steps, " are gone"));
   }
+  if (newest_step_ >= 0 && key.step - newest_step_ > config_.max_step_ahead) {
+    return absl::OutOfRangeError(absl::StrCat("step: ", key.step, " is more than ", config_.max_step_ahead,
+                                              " steps ahead of the newest step (", newest_step_,
+                                              "); a trainer that starts over registers a new run"));
+  }
   if (key.step > newest_step_) {
     newest_step_ = key.step;
-    rounds_.erase(rounds_.begin(), rounds_.lower_bound(RoundKey{newest_step_ - config_.keep_steps, 0}));
+    Forget(rounds_.begin(), rounds_.lower_bound(RoundKey{newest_step_ - config_.keep_steps, 0}));
   }
+  if (absl::Status s = MakeRoom(); !s.ok()) return s;
   const int R = config_.topology.ranks();
   auto round = std::make_shared<Round>();
   round->load = LoadMatrix(R, config_.experts);
@@ -186,7 +232,27 @@ absl::StatusOr<std::shared_ptr<PlanRounds::Round>> PlanRounds::FindOrCreate(Roun
   round->missing = R;
   round->deadline = absl::Now() + config_.round_timeout;
   rounds_[key] = round;
+  round_bytes_ += RoundBytes(config_);
   return round;
+}
+
+void PlanRounds::Forget(std::map<RoundKey, std::shared_ptr<Round>>::iterator first,
+                        std::map<RoundKey, std::shared_ptr<Round>>::iterator last) {
+  round_bytes_ -= static_cast<int64_t>(std::distance(first, last)) * RoundBytes(config_);
+  rounds_.erase(first, last);
+}
+
+absl::Status PlanRounds::MakeRoom() {
+  const int64_t need = RoundBytes(config_);
+  for (auto it = rounds_.begin(); it != rounds_.end() && round_bytes_ + need > config_.max_round_bytes;) {
+    const auto next = std::next(it);
+    if (it->second->state == State::kDone) Forget(it, next);
+    it = next;
+  }
+  if (round_bytes_ + need <= config_.max_round_bytes) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat("the daemon holds ", rounds_.size(), " unsettled rounds (",
+                                                   round_bytes_ >> 20, " MiB of loads; its limit is ",
+                                                   config_.max_round_bytes >> 20, " MiB): no room for another"));
 }
 
 std::shared_ptr<const RoundPlan> PlanRounds::Fallback(RoundKey key, const LoadMatrix& load, std::string reason) const {
@@ -211,33 +277,46 @@ void PlanRounds::Publish(Round& round, std::shared_ptr<const RoundPlan> result) 
   if (recent_.size() > kRecentPlans) recent_.pop_back();
 }
 
-absl::StatusOr<ScoredPlan> PlanRounds::PlanUnlocked(PlannerSlot& slot, const PlanRequest& request) {
+absl::StatusOr<ScoredPlan> PlanRounds::PlanUnlocked(PlannerSlot& slot, const PlanRequest& request,
+                                                    absl::Time deadline) {
   // Other rounds go on meanwhile; the planner itself keeps buffers, so one plan at a time each.
   mu_.Unlock();
   absl::StatusOr<ScoredPlan> scored;
-  {
-    absl::MutexLock lock(&slot.mu);
+  if (slot.mu.LockWhenWithDeadline(absl::Condition::kTrue, deadline)) {
     scored = RunPlanner(*slot.planner, request);
+  } else {
+    scored = absl::DeadlineExceededError("it was still busy with an earlier round at this round's deadline");
   }
+  slot.mu.Unlock();
   mu_.Lock();
   return scored;
+}
+
+void PlanRounds::DropPlanner(const std::shared_ptr<PlannerSlot>& slot, std::string& reason) {
+  if (slot != planner_ || previous_ == nullptr) return;
+  absl::StrAppend(&reason, "; back to planner ", previous_->name);
+  Log(LogLevel::kError, "planner failed; back to the previous one",
+      {{"planner", slot->name}, {"previous", previous_->name}, {"reason", reason}});
+  previous_->version = planner_->version + 1;
+  planner_ = std::move(previous_);
+  if (config_.on_planner_dropped) config_.on_planner_dropped(planner_->name, planner_->version);
 }
 
 void PlanRounds::PlanRound(RoundKey key, Round& round) {
   round.state = State::kPlanning;
   std::shared_ptr<PlannerSlot> slot = planner_;
-  // The round's own waiters see kPlanning and keep waiting (the caller holds the round alive).
-  absl::StatusOr<ScoredPlan> scored = PlanUnlocked(*slot, RequestFor(config_, round.load));
+  round.planning_slot = slot;
+  round.planning_deadline = absl::Now() + config_.round_timeout;
+  // The round's waiters see kPlanning and keep waiting (the caller holds the round alive); the
+  // timer answers them at the planning deadline if the planner has not.
+  if (round.planning_deadline < timer_wakes_) timer_cv_.Signal();
+  absl::StatusOr<ScoredPlan> scored = PlanUnlocked(*slot, RequestFor(config_, round.load), round.planning_deadline);
+  if (round.state == State::kDone) return;  // too late: the timer gave the round its fallback
   if (!scored.ok()) {
     std::string reason = absl::StrCat("planner ", slot->name, " failed: ", scored.status().message());
-    // A planner that fails (a plugin's invalid plan) is dropped for the one before it, if any.
-    if (slot == planner_ && previous_ != nullptr) {
-      absl::StrAppend(&reason, "; back to planner ", previous_->name);
-      Log(LogLevel::kError, "planner failed; back to the previous one",
-          {{"planner", slot->name}, {"previous", previous_->name}, {"error", std::string(scored.status().message())}});
-      planner_ = std::move(previous_);
-      if (config_.on_planner_dropped) config_.on_planner_dropped(planner_->name, planner_->version);
-    }
+    // A planner that fails (a plugin's invalid plan) is dropped for the one before it, if any;
+    // one merely busy past the deadline is not.
+    if (scored.status().code() != absl::StatusCode::kDeadlineExceeded) DropPlanner(slot, reason);
     Publish(round, Fallback(key, round.load, std::move(reason)));
     return;
   }
@@ -257,7 +336,7 @@ void PlanRounds::Place(RoundKey key, const LoadMatrix& load, PlannerSlot& slot) 
   // and more replicas let the split follow loads that drift from the prediction.
   PlanRequest request = RequestFor(config_, load);
   request.target_imbalance_pct = 0;
-  absl::StatusOr<ScoredPlan> scored = PlanUnlocked(slot, std::move(request));
+  absl::StatusOr<ScoredPlan> scored = PlanUnlocked(slot, std::move(request), absl::Now() + config_.round_timeout);
   if (!scored.ok()) return;  // the round's own plan is out; a missing placement costs nothing
   auto placement = std::make_shared<Placement>();
   placement->key = {key.step + 1, key.layer};
@@ -328,6 +407,9 @@ absl::StatusOr<PlanRounds::Ticket> PlanRounds::SubmitCheckedRow(RoundKey key, in
           absl::StrCat("rank ", rank, " already reported a different load for ", KeyText(key)));
     }
   } else if (round.state == State::kCollecting) {
+    const int64_t added = RowTotal(row);
+    if (absl::Status s = CheckTotal(round.total, added); !s.ok()) return s;
+    round.total += added;
     std::copy(row.begin(), row.end(), round.load.row(rank).begin());
     round.reported[rank] = 1;
     if (--round.missing == 0) PlanRound(key, round);
@@ -360,10 +442,14 @@ absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::ReportMatrix(RoundK
     return absl::InvalidArgumentError(absl::StrCat("load: must be ", R, " x ", config_.experts, ", got ",
                                                    load.sources(), " x ", load.experts()));
   }
+  int64_t total = 0;
   for (int s = 0; s < R; ++s) {
     if (absl::Status st = CheckRow(load.row(s), config_.experts); !st.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("load[", s, "]", st.message().substr(4)));
     }
+    const int64_t added = RowTotal(load.row(s));
+    if (absl::Status st = CheckTotal(total, added); !st.ok()) return st;
+    total += added;
   }
   absl::StatusOr<std::shared_ptr<const RoundPlan>> plan = ReportCheckedMatrix(key, std::move(load));
   RunSettled();  // ranks that reported rows of this round may be waiting
@@ -385,6 +471,7 @@ absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::ReportCheckedMatrix
   }
   if (round.state == State::kCollecting) {
     round.load = std::move(load);
+    round.total = RowTotal(round.load.data());
     std::fill(round.reported.begin(), round.reported.end(), 1);
     round.missing = 0;
     PlanRound(key, round);

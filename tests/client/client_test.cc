@@ -6,6 +6,8 @@
 
 #include <gloo/rendezvous/hash_store.h>
 
+#include <algorithm>
+#include <atomic>
 #include <functional>
 #include <thread>
 
@@ -128,13 +130,14 @@ TEST(ClientTest, RemoteModeGetsTheDaemonsPlanOnEveryRank) {
   EXPECT_EQ(daemon.job().Status().registered, kRanks);
 }
 
-TEST(ClientTest, AnUnreachableDaemonMeansLocalPlansAndFewerTriesOverTime) {
+TEST(ClientTest, AnUnreachableDaemonMeansLocalPlansAndNoLayerWaitsForIt) {
   const PlanRequest request = Case();
   std::mutex mu;
   std::vector<std::string> log;
   OnRanks([&](int) {
             ClientOptions o = Options(Mode::kRemote, "127.0.0.1:1");  // nothing listens there
-            o.call_timeout = absl::Milliseconds(200);
+            o.connect_timeout = absl::Milliseconds(300);
+            o.call_timeout = absl::Seconds(2);
             o.log = [&](std::string_view line) {
               std::lock_guard<std::mutex> lock(mu);
               log.emplace_back(line);
@@ -143,18 +146,88 @@ TEST(ClientTest, AnUnreachableDaemonMeansLocalPlansAndFewerTriesOverTime) {
           },
           [&](int r, Client& client) {
             for (int layer = 0; layer < 8; ++layer) {
+              const absl::Time start = absl::Now();
               absl::StatusOr<LayerPlan> plan = client.PlanLayer(0, layer, request.load.row(r));
               ASSERT_TRUE(plan.ok()) << plan.status();
+              // Registering goes on in the background: a layer waits for neither it nor a call.
+              EXPECT_LT(absl::Now() - start, absl::Seconds(2)) << "layer " << layer;
               EXPECT_EQ(plan->source, "local");
               EXPECT_EQ(plan->plan, Direct(request));
             }
-            // Tried at layers 0, 1, 3 and 7 (after skipping 0, 1, 3 layers): 4 failures, 8 local plans.
-            EXPECT_EQ(client.stats().daemon_failures, 4);
+            // Not every rank is registered, so none asks the daemon.
+            EXPECT_EQ(client.stats().daemon_failures, 0);
             EXPECT_EQ(client.stats().local_plans, 8);
           });
-  // Each failure is logged once per rank, saying what happens next.
-  ASSERT_EQ(log.size(), 4u * kRanks);
-  EXPECT_NE(log[0].find("planned locally: 4 rank(s) could not get the daemon's plan"), std::string::npos) << log[0];
+  // Each rank says once that the daemon did not answer, and what happens meanwhile.
+  ASSERT_EQ(log.size(), 1u * kRanks);
+  EXPECT_NE(log[0].find("did not answer within connect_timeout"), std::string::npos) << log[0];
+  EXPECT_NE(log[0].find("planning locally while registering goes on"), std::string::npos) << log[0];
+}
+
+TEST(ClientTest, ADaemonThatStartsLateIsUsedOnceEveryRankHasRegistered) {
+  const PlanRequest request = Case();
+  const int port = Daemon().port();  // a free port, for a daemon that comes later
+  std::unique_ptr<Daemon> daemon;
+  std::vector<std::string> sources[kRanks];
+  OnRanks([&](int) {
+            ClientOptions o = Options(Mode::kRemote, "127.0.0.1:" + std::to_string(port));
+            o.connect_timeout = absl::Milliseconds(200);
+            o.log = [](std::string_view) {};
+            return o;
+          },
+          [&](int r, Client& client) {
+            if (r == 0) daemon = std::make_unique<Daemon>(port);
+            for (int layer = 0; layer < 200 && (sources[r].empty() || sources[r].back() != "daemon"); ++layer) {
+              absl::StatusOr<LayerPlan> plan = client.PlanLayer(0, layer, request.load.row(r));
+              ASSERT_TRUE(plan.ok()) << plan.status();
+              EXPECT_EQ(plan->plan, Direct(request));
+              sources[r].push_back(plan->source);
+              std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            }
+          });
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_EQ(sources[r].back(), "daemon") << "rank " << r;
+    EXPECT_EQ(sources[r], sources[0]) << "rank " << r;  // the ranks switched together
+  }
+}
+
+TEST(ClientTest, AConfigurationTheDaemonRefusesFailsCreateOnEveryRankNamingBothValues) {
+  Daemon daemon;
+  for (auto [mutate, text] : std::vector<std::pair<std::function<void(ClientOptions&)>, std::string>>{
+           {[](ClientOptions& o) { o.slots_per_rank = 1; }, "slots_per_rank: rank 0 has 1, the daemon's job 'job' has 2"},
+           {[](ClientOptions& o) { o.experts = 32; }, "experts: rank 0 has 32, the daemon's job 'job' has 16"},
+           {[](ClientOptions& o) { o.job_id = "jbo"; }, "job_id: unknown job 'jbo' (this daemon serves 'job')"}}) {
+    std::atomic<int> failed{0};
+    OnGlooRanks(kRanks, [&](std::shared_ptr<Transport> transport) {
+      ClientOptions o = Options(Mode::kRemote, daemon.address());
+      o.node = "n0";
+      mutate(o);
+      const absl::Time start = absl::Now();
+      absl::StatusOr<std::unique_ptr<Client>> client = Client::Create(o, transport);
+      ASSERT_FALSE(client.ok());
+      EXPECT_LT(absl::Now() - start, o.connect_timeout);  // refused at once, not retried
+      if (transport->rank() == 0) {
+        EXPECT_NE(client.status().message().find(text), std::string::npos) << client.status();
+      }
+      ++failed;
+    });
+    EXPECT_EQ(failed, kRanks);
+  }
+  EXPECT_EQ(daemon.job().Status().registered, 0);
+}
+
+TEST(ClientTest, ARestartedTrainerIsANewRunWhoseStepsStartOver) {
+  Daemon daemon;
+  const PlanRequest request = Case();
+  for (const int64_t step : {47, 0}) {  // the first run got to step 47; the second starts at 0
+    OnRanks([&](int) { return Options(Mode::kRemote, daemon.address()); },
+            [&](int r, Client& client) {
+              absl::StatusOr<LayerPlan> plan = client.PlanLayer(step, 0, request.load.row(r));
+              ASSERT_TRUE(plan.ok()) << plan.status();
+              EXPECT_EQ(plan->source, "daemon") << "step " << step << ": " << plan->reason;
+            });
+  }
+  EXPECT_EQ(daemon.job().Status().runs, 3);  // the daemon's unnamed first run, then two trainer runs
 }
 
 TEST(ClientTest, ADaemonRestartIsRidOutWithLocalPlansAndRegisteringAgain) {
@@ -195,10 +268,13 @@ TEST(ClientTest, ADaemonRestartIsRidOutWithLocalPlansAndRegisteringAgain) {
             }
           });
   for (int r = 0; r < kRanks; ++r) {
-    // Daemon; gone: local; tried again at once: daemon (registered again).
+    // Daemon; gone: local; once every rank registered again: daemon, from then on.
     EXPECT_EQ(sources[r][0], "daemon");
     EXPECT_EQ(sources[r][1], "local");
-    EXPECT_EQ(sources[r].back(), "daemon") << "rank " << r;
+    const auto back = std::find(sources[r].begin() + 2, sources[r].end(), "daemon");
+    ASSERT_NE(back, sources[r].end()) << "rank " << r;
+    EXPECT_TRUE(std::all_of(back, sources[r].end(), [](const std::string& s) { return s == "daemon"; }));
+    EXPECT_EQ(sources[r], sources[0]) << "rank " << r;
   }
 }
 

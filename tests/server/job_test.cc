@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 namespace taot::server {
 namespace {
 
@@ -13,8 +15,16 @@ JobConfig Config() {
   return c;
 }
 
-RankInfo Info(int rank, const std::string& node) {
-  return {"job-1", rank, 4, node, rank % 2, "cuda:" + std::to_string(rank % 2)};
+RankInfo Info(int rank, const std::string& node, const std::string& run_id = "") {
+  RankInfo info;
+  info.job_id = "job-1";
+  info.rank = rank;
+  info.world_size = 4;
+  info.node = node;
+  info.local_rank = rank % 2;
+  info.device = "cuda:" + std::to_string(rank % 2);
+  info.run_id = run_id;
+  return info;
 }
 
 TEST(JobTest, PlanningWaitsForEveryRankThenGroupsRanksByNode) {
@@ -26,7 +36,7 @@ TEST(JobTest, PlanningWaitsForEveryRankThenGroupsRanksByNode) {
   ASSERT_TRUE(job->Register(Info(2, "host-a")).ok());
   EXPECT_FALSE(job->Rounds().ok());
   ASSERT_TRUE(job->Register(Info(3, "host-a")).ok());
-  absl::StatusOr<PlanRounds*> rounds = job->Rounds();
+  absl::StatusOr<std::shared_ptr<PlanRounds>> rounds = job->Rounds();
   ASSERT_TRUE(rounds.ok()) << rounds.status();
   const JobStatus status = job->Status();
   EXPECT_EQ(status.registered, 4);
@@ -54,6 +64,52 @@ TEST(JobTest, ConflictsAreRefusedAndChangeNothing) {
   EXPECT_EQ(job->Register(other_job).code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(job->Register(Info(7, "host-a")).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(job->Status().registered, 1);
+}
+
+TEST(JobTest, AShapeThatDisagreesWithTheJobsIsRefusedNamingBothValues) {
+  std::unique_ptr<Job> job = *Job::Create(Config());
+  for (auto [mutate, text] : std::vector<std::pair<std::function<void(RankInfo&)>, std::string>>{
+           {[](RankInfo& i) { i.experts = 32; }, "experts: rank 1 has 32, the daemon's job 'job-1' has 16"},
+           {[](RankInfo& i) { i.slots_per_rank = 1; }, "slots_per_rank: rank 1 has 1, the daemon's job 'job-1' has 2"},
+           {[](RankInfo& i) { i.world_size = 8; }, "world_size: rank 1 has 8, the daemon's job 'job-1' has 4"}}) {
+    RankInfo info = Info(1, "host-a");
+    mutate(info);
+    const absl::Status s = job->Register(info);
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_NE(s.message().find(text), std::string::npos) << s;
+  }
+  RankInfo agrees = Info(1, "host-a");
+  agrees.experts = 16;
+  agrees.slots_per_rank = 2;
+  EXPECT_TRUE(job->Register(agrees).ok());
+  EXPECT_EQ(job->Status().registered, 1);
+}
+
+TEST(JobTest, ANewRunStartsItsRoundsOverAndRefusesTheOldRunsReports) {
+  std::unique_ptr<Job> job = *Job::Create(Config());
+  for (int r = 0; r < 4; ++r) ASSERT_TRUE(job->Register(Info(r, "host-a", "run-1")).ok());
+  std::shared_ptr<PlanRounds> first = *job->Rounds("run-1");
+  LoadMatrix load(4, 16);
+  load.at(0, 0) = 100;
+  ASSERT_TRUE(first->ReportMatrix({47, 0}, load).ok());
+  // The trainer restarts (or resumes from a checkpoint): a new run, from step 0.
+  ASSERT_TRUE(job->Register(Info(2, "host-a", "run-2")).ok());
+  EXPECT_EQ(job->Status().run_id, "run-2");
+  EXPECT_EQ(job->Status().registered, 1);
+  const absl::Status old = job->Rounds("run-1").status();
+  EXPECT_EQ(old.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(old.message().find("run 'run-1' of job job-1 was replaced by run 'run-2'"), std::string::npos) << old;
+  EXPECT_FALSE(job->Rounds("run-2").ok());  // waiting for its ranks
+  for (int r : {0, 1, 3}) ASSERT_TRUE(job->Register(Info(r, "host-b", "run-2")).ok());
+  std::shared_ptr<PlanRounds> second = *job->Rounds("run-2");
+  EXPECT_NE(second, first);
+  // Step 0 of the new run is not stale, though the old run had reached step 47.
+  absl::StatusOr<std::shared_ptr<const RoundPlan>> plan = second->ReportMatrix({0, 0}, load);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE((*plan)->fallback);
+  EXPECT_EQ(job->Status().runs, 3);  // the unnamed first run, then run-1 and run-2
+  // A report that names no run goes to the current one.
+  EXPECT_EQ(*job->Rounds(), second);
 }
 
 TEST(JobTest, AConfiguredTopologyPlansAtOnce) {

@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "round_answers.h"
 #include "taot/planner/plan_hash.h"
 #include "taot/planner/run_planner.h"
 #include "taot/sim/case_generator.h"
@@ -95,32 +96,6 @@ TEST(PlanRoundsTest, MissingRowsGiveEveryoneTheSameFlaggedFallbackAtTheDeadline)
   ASSERT_TRUE(late.ok());
   EXPECT_EQ(late->get(), results[0]->get());
 }
-
-// WhenSettled's answers, as they arrive.
-class Answers {
- public:
-  PlanRounds::SettledCallback Callback() {
-    return [this](std::shared_ptr<const RoundPlan> plan) {
-      absl::MutexLock lock(&mu_);
-      plans_.push_back(std::move(plan));
-    };
-  }
-  size_t count() const {
-    absl::MutexLock lock(&mu_);
-    return plans_.size();
-  }
-  // Waits up to `timeout` for `n` answers; all of them.
-  std::vector<std::shared_ptr<const RoundPlan>> Await(size_t n, absl::Duration timeout) const {
-    absl::MutexLock lock(&mu_);
-    auto enough = [&] { return plans_.size() >= n; };
-    mu_.AwaitWithTimeout(absl::Condition(&enough), timeout);
-    return plans_;
-  }
-
- private:
-  mutable absl::Mutex mu_;
-  std::vector<std::shared_ptr<const RoundPlan>> plans_;
-};
 
 TEST(PlanRoundsTest, CallbacksGetThePlanFromTheRowThatCompletesTheRound) {
   const PlanRequest request = Case();

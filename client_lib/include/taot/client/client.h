@@ -54,12 +54,23 @@ struct ClientOptions {
   // TLS: the CA that signed the daemon's certificate; a client certificate and key for mutual
   // TLS. PEM file paths; empty for plaintext.
   std::string tls_ca, tls_cert, tls_key;
-  // A remote plan's wait; longer than the daemon's round timeout.
+  // A remote plan's wait; longer than the daemon's round timeout. No layer waits for the daemon
+  // longer than this.
   absl::Duration call_timeout = absl::Seconds(1);
+  // Connecting and registering (TCP, TLS, the RegisterRank call), tried again with jittered
+  // back-off within it: Create waits this long for the daemon, and each background registration
+  // attempt after an outage gets this long.
+  absl::Duration connect_timeout = absl::Seconds(10);
+  // This run of the job: the same on every rank, new at every start or resume of the trainer (the
+  // daemon's rounds start over for a new run). Empty: rank 0 draws one at random in Create.
+  std::string run_id;
   // Predictive mode: how long a layer waits for its placement before planning locally.
   absl::Duration placement_wait = absl::Milliseconds(20);
   // Every collective on the transport.
   absl::Duration collective_timeout = absl::Seconds(60);
+  // After a daemon call fails, the layers that plan locally before the daemon is asked again:
+  // 1, 2, 4, ... up to this, reset by a daemon plan (and asked only once every rank is
+  // registered again).
   int reconnect_max_layers = 1024;
   // The in-process planner (local mode, and the fallback).
   std::string planner = "taot";
@@ -96,8 +107,11 @@ class Client {
  public:
   // Checks the options (errors name the field), gathers every rank's node name over `transport`
   // to build the topology (nodes numbered in order of their lowest rank, as the daemon does), and
-  // registers with the daemon if there is one (failure to reach it is not an error: the first
-  // layers then plan locally).
+  // registers with the daemon if there is one, within connect_timeout. A daemon that refuses the
+  // registration (an unknown job; world size, experts or slots that disagree with its job; a wrong
+  // token) fails Create on every rank, with the daemon's message naming both values. A daemon
+  // that cannot be reached in time is not an error: layers plan locally while registering goes
+  // on in the background, and the daemon is used from the layer after every rank is registered.
   static absl::StatusOr<std::unique_ptr<Client>> Create(const ClientOptions& options,
                                                         std::shared_ptr<Transport> transport);
   ~Client();

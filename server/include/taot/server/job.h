@@ -58,10 +58,17 @@ struct RankInfo {
   std::string node;  // host or node name; ranks sharing it share NVLink
   int local_rank = 0;
   std::string device;
+  // The run of the job this rank belongs to (new at every trainer start or resume); empty: one run.
+  std::string run_id;
+  // The job's shape as the rank sees it; 0: not said.
+  int experts = 0;
+  int slots_per_rank = 0;
 };
 
 struct JobStatus {
   std::string job_id;
+  std::string run_id;  // the current run's; empty before the first registration that names one
+  int64_t runs = 0;    // runs started (a registration with a new run id starts one)
   int world_size = 0;
   int registered = 0;
   int nodes = 0;  // 0 until the topology is known
@@ -76,13 +83,18 @@ class Job {
   // Validates the configuration and the planner; errors name the field.
   static absl::StatusOr<std::unique_ptr<Job>> Create(JobConfig config);
 
-  // Registering the same information again is fine (a restarted rank); a conflict (another
-  // rank claims the id with other details, or the world size disagrees) is FAILED_PRECONDITION
-  // and changes nothing.
+  // Registering the same information again is fine (a rank retrying); a conflict (another rank
+  // claims the id with other details, or the world size, experts or slots disagree with the
+  // job's) is FAILED_PRECONDITION naming both values, and an unknown job NOT_FOUND; neither
+  // changes anything. A registration with another run id than the current run's starts a new
+  // run: the old run's ranks and rounds are forgotten (its waiting calls get the fallback), and
+  // rounds start over from the new run's first step.
   absl::Status Register(const RankInfo& info);
 
-  // The rounds, once the topology is known; FAILED_PRECONDITION until every rank registered.
-  absl::StatusOr<PlanRounds*> Rounds();
+  // The current run's rounds, once its topology is known; FAILED_PRECONDITION until every rank
+  // registered, or when `run_id` (a report's; empty: the current run) names a run that was
+  // replaced. Shared: a caller keeps the rounds alive while a new run replaces them.
+  absl::StatusOr<std::shared_ptr<PlanRounds>> Rounds(std::string_view run_id = {});
 
   // The next round uses the new planner; on error the old one stays.
   absl::Status SetPlanner(const std::string& name, const PlannerParams& params);
@@ -99,12 +111,17 @@ class Job {
 
   JobConfig config_;
   mutable absl::Mutex mu_;
+  // Forgets the current run's ranks and rounds for run `run_id`.
+  absl::Status StartRun(const std::string& run_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  std::string run_id_ ABSL_GUARDED_BY(mu_);
+  int64_t runs_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::optional<RankInfo>> ranks_ ABSL_GUARDED_BY(mu_);
   int registered_ ABSL_GUARDED_BY(mu_) = 0;
   std::string planner_ ABSL_GUARDED_BY(mu_);
   PlannerParams params_ ABSL_GUARDED_BY(mu_);
   uint64_t planner_version_ ABSL_GUARDED_BY(mu_) = 1;
-  std::unique_ptr<PlanRounds> rounds_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<PlanRounds> rounds_ ABSL_GUARDED_BY(mu_);
   int nodes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

@@ -77,11 +77,17 @@ struct RoundsConfig {
   int experts = 0;
   int slots_per_rank = 0;
   int64_t expert_bytes = 0;
-  // A round's deadline runs from its first row.
+  // A round's deadline runs from its first row; its planner gets as long again from its last row.
   absl::Duration round_timeout = absl::Milliseconds(100);
   int max_layers = 1024;
   // Rounds of steps older than (newest step - keep_steps) are dropped; a row for one is stale.
   int64_t keep_steps = 2;
+  // A row for a step more than this ahead of the newest step is refused (OUT_OF_RANGE): one bad
+  // step must not make every later row of the job stale.
+  int64_t max_step_ahead = 1024;
+  // The load matrices of the rounds kept (R x E x 8 bytes each) stay under this: settled rounds
+  // of the oldest steps go first, and a row that would need more is refused (RESOURCE_EXHAUSTED).
+  int64_t max_round_bytes = int64_t{1} << 30;
   // Called once for every round when its plan is published (under the rounds' lock: keep it
   // short; metrics).
   std::function<void(const RoundPlan&)> on_plan;
@@ -166,8 +172,12 @@ class PlanRounds {
     LoadMatrix load;
     std::vector<char> reported;
     int missing = 0;
+    int64_t total = 0;  // tokens in the rows so far, at most kMaxTotalTokens
     absl::Time deadline;
     State state = State::kCollecting;
+    // While planning: the planner, and when its waiters get the fallback if it has not finished.
+    std::shared_ptr<PlannerSlot> planning_slot;
+    absl::Time planning_deadline = absl::InfiniteFuture();
     std::shared_ptr<const RoundPlan> result;
     std::vector<SettledCallback> waiters;  // WhenSettled's, answered at Publish
   };
@@ -193,15 +203,24 @@ class PlanRounds {
   // Publishes the fallback of every round with callbacks that is still collecting at its deadline
   // (all of them when stopping).
   void RunTimer() ABSL_LOCKS_EXCLUDED(mu_);
-  // Runs `slot`'s planner on `request` with the rounds' lock released.
-  absl::StatusOr<ScoredPlan> PlanUnlocked(PlannerSlot& slot, const PlanRequest& request)
+  // Runs `slot`'s planner on `request` with the rounds' lock released; DEADLINE_EXCEEDED when the
+  // planner is still busy with another round at `deadline`.
+  absl::StatusOr<ScoredPlan> PlanUnlocked(PlannerSlot& slot, const PlanRequest& request, absl::Time deadline)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Replaces a failing or hung planner by the one before it, if `slot` is still in use and there
+  // is one; the replacement gets the next version (versions only count up).
+  void DropPlanner(const std::shared_ptr<PlannerSlot>& slot, std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Frees the room for one more round's load matrix, dropping settled rounds of the oldest steps.
+  absl::Status MakeRoom() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Forget(std::map<RoundKey, std::shared_ptr<Round>>::iterator first,
+              std::map<RoundKey, std::shared_ptr<Round>>::iterator last) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Places (step + 1, layer) from `round`'s loads, outside the lock, and publishes it.
   void Place(RoundKey key, const LoadMatrix& load, PlannerSlot& slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const RoundsConfig config_;
   mutable absl::Mutex mu_;
   std::map<RoundKey, std::shared_ptr<Round>> rounds_ ABSL_GUARDED_BY(mu_);
+  int64_t round_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // the load matrices of rounds_
   int64_t newest_step_ ABSL_GUARDED_BY(mu_) = -1;
   std::vector<std::shared_ptr<const RoundPlan>> recent_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<PlannerSlot> planner_ ABSL_GUARDED_BY(mu_);
