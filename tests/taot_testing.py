@@ -1,6 +1,9 @@
-"""What the Python tests share: taot-planner on free ports, and TLS certificates for it."""
+"""What the Python tests share: taot-planner on free ports, TLS certificates for it, and a memory
+cap for commands given inputs that once allocated gigabytes."""
+import functools
 import os
 import re
+import resource
 import signal
 import subprocess
 import tempfile
@@ -65,3 +68,18 @@ def make_certs(directory):
                 "-subj", f"/CN={name}")
         openssl("x509", "-req", "-in", f"{d}/{name}.csr", "-CA", f"{d}/ca.pem", "-CAkey", f"{d}/ca.key",
                 "-CAcreateserial", "-out", f"{d}/{name}.pem", "-days", "1", "-extfile", f"{d}/san.ext")
+
+
+@functools.lru_cache(maxsize=None)
+def _is_sanitized(binary):
+    with open(binary, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
+def memory_capped(binary, limit_bytes=2 << 30):
+    """A preexec_fn that caps the child's address space, so that an input making `binary` allocate
+    gigabytes fails fast instead of pushing the machine into swap. None for a sanitizer build,
+    whose shadow memory needs terabytes of address space."""
+    if _is_sanitized(binary):
+        return None
+    return lambda: resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))

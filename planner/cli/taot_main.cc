@@ -1,12 +1,11 @@
 // `taot`: plan a load matrix from a file, compare the planners, generate cases.
-// Every error is one line on stderr and a non-zero exit; no output file is touched on error.
+// Every error is one line on stderr and a non-zero exit (2 for bad input, 1 for a failure); no
+// output file is touched on error.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <iterator>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "cli_support.h"
 #include "compare_table.h"
 #include "taot/planner/case_json.h"
 #include "taot/planner/plan_json.h"
@@ -25,17 +25,6 @@
 
 namespace taot::cli {
 namespace {
-
-absl::StatusOr<std::string> ReadAll(const std::string& path) {
-  if (path == "-") {
-    return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open for reading"));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // Writes through a temporary file and a rename, so an existing file is never left half
 // written.
@@ -60,7 +49,7 @@ absl::Status WriteAll(const std::string& path, const std::string& text) {
 }
 
 absl::StatusOr<PlanRequest> LoadCase(const std::string& path, std::optional<double> target) {
-  absl::StatusOr<std::string> text = ReadAll(path);
+  absl::StatusOr<std::string> text = ReadJsonFile(path);
   if (!text.ok()) return text.status();
   absl::StatusOr<PlanRequest> request = ParseCase(*text);
   if (!request.ok()) {
@@ -141,7 +130,7 @@ struct ScoreArgs {
 absl::Status RunScore(const ScoreArgs& a) {
   absl::StatusOr<PlanRequest> request = LoadCase(a.input, std::nullopt);
   if (!request.ok()) return request.status();
-  absl::StatusOr<std::string> text = ReadAll(a.plan);
+  absl::StatusOr<std::string> text = ReadJsonFile(a.plan);
   if (!text.ok()) return text.status();
   absl::StatusOr<Plan> plan = ParsePlan(*text);
   if (!plan.ok()) return absl::InvalidArgumentError(absl::StrCat(a.plan, ": ", plan.status().message()));
@@ -192,24 +181,40 @@ absl::Status RunDemo(int ranks, double imbalance, uint64_t seed) {
   return RunCompareOn(g->request, {}, /*json=*/false);
 }
 
+// The ranges every request allows (plan_request.h); what depends on other flags (experts a
+// multiple of ranks, top-k at most experts) GenerateCase checks, naming the flag too.
 void AddGenOptions(CLI::App& cmd, GenArgs& a) {
   sim::CaseOptions& o = a.options;
-  cmd.add_option("--ranks", o.ranks, "Ranks (EP size)")->required();
-  cmd.add_option("--experts", o.experts, "Experts (a multiple of --ranks)")->required();
+  cmd.add_option("--ranks", o.ranks, "Ranks (EP size)")->required()->check(InRange(1, kMaxRanks));
+  cmd.add_option("--experts", o.experts, "Experts (a multiple of --ranks)")->required()
+      ->check(InRange(1, kMaxExperts));
   cmd.add_option("--imbalance", a.imbalance,
-                 "Initial imbalance to hit, as a fraction (0.7 = the busiest rank at 1.7x the mean)");
-  cmd.add_option("--seed", o.seed, "Random seed")->capture_default_str();
-  cmd.add_option("--top-k", o.top_k, "Experts each token is routed to")->capture_default_str();
-  cmd.add_option("--tokens-per-rank", o.tokens_per_rank, "Tokens per rank per microbatch")->capture_default_str();
-  cmd.add_option("--slots", o.slots_per_rank, "Guest slots per rank (K)")->capture_default_str();
-  cmd.add_option("--ranks-per-node", o.ranks_per_node, "Ranks per node")->capture_default_str();
-  cmd.add_option("--inter-node-cost", o.inter_node_cost, "Cost of a cross-node transfer (λ)")->capture_default_str();
-  cmd.add_option("--expert-bytes", o.expert_bytes, "Bytes of one expert's weights")->capture_default_str();
-  cmd.add_option("--noise", o.noise, "Per-source log-normal noise")->capture_default_str();
-  cmd.add_option("--skew", o.skew, "Popularity skew when --imbalance is not given")->capture_default_str();
-  cmd.add_option("--hot-experts", o.hot_experts, "Experts made --hot-factor times hotter (a burst)")->capture_default_str();
-  cmd.add_option("--hot-factor", o.hot_factor, "How much hotter the burst experts are")->capture_default_str();
-  cmd.add_option("--target-imbalance", o.target_imbalance_pct, "Store a target residual imbalance (%) in the case");
+                 "Initial imbalance to hit, as a fraction (0.7 = the busiest rank at 1.7x the mean)")
+      ->check(InRange(0, kMaxRanks - 1));
+  cmd.add_option("--seed", o.seed, "Random seed")
+      ->capture_default_str()->check(InRange(0, 0x1p64, "[0, 2^64)"));
+  cmd.add_option("--top-k", o.top_k, "Experts each token is routed to")
+      ->capture_default_str()->check(InRange(1, kMaxExperts));
+  cmd.add_option("--tokens-per-rank", o.tokens_per_rank, "Tokens per rank per microbatch")
+      ->capture_default_str()->check(InRange(1, 0x1p30, "[1, 2^30]"));
+  cmd.add_option("--slots", o.slots_per_rank, "Guest slots per rank (K)")
+      ->capture_default_str()->check(InRange(0, kMaxExperts));
+  cmd.add_option("--ranks-per-node", o.ranks_per_node, "Ranks per node")
+      ->capture_default_str()->check(InRange(1, kMaxRanks));
+  cmd.add_option("--inter-node-cost", o.inter_node_cost, "Cost of a cross-node transfer (λ)")
+      ->capture_default_str()->check(InRange(kIntraNodeCost, 1e6));
+  cmd.add_option("--expert-bytes", o.expert_bytes, "Bytes of one expert's weights")
+      ->capture_default_str()->check(InRange(0, 0x1p50, "[0, 2^50]"));
+  cmd.add_option("--noise", o.noise, "Per-source log-normal noise")
+      ->capture_default_str()->check(InRange(0, 5));
+  cmd.add_option("--skew", o.skew, "Popularity skew when --imbalance is not given")
+      ->capture_default_str()->check(InRange(0, 20));
+  cmd.add_option("--hot-experts", o.hot_experts, "Experts made --hot-factor times hotter (a burst)")
+      ->capture_default_str()->check(InRange(0, kMaxExperts));
+  cmd.add_option("--hot-factor", o.hot_factor, "How much hotter the burst experts are")
+      ->capture_default_str()->check(InRange(1, 1e6));
+  cmd.add_option("--target-imbalance", o.target_imbalance_pct, "Store a target residual imbalance (%) in the case")
+      ->check(InRange(0, 1e6));
   cmd.add_option("--output,-o", a.output, "Write the CASE here (default: stdout)");
 }
 
@@ -223,7 +228,8 @@ int Main(int argc, char** argv) {
   plan_cmd->add_option("--input,-i", plan.input, "CASE file ('-' for stdin)")->required();
   plan_cmd->add_option("--planner,-p", plan.planner, "Planner name (see `taot planners`)")->capture_default_str();
   plan_cmd->add_option("--param", plan.params, "Planner parameter key=value (repeatable)");
-  plan_cmd->add_option("--target-imbalance", plan.target, "Target residual imbalance in % (overrides the CASE)");
+  plan_cmd->add_option("--target-imbalance", plan.target, "Target residual imbalance in % (overrides the CASE)")
+      ->check(InRange(0, 1e6));
   plan_cmd->add_option("--output,-o", plan.output, "Write the PLAN here (default: stdout)");
   plan_cmd->callback([&] { status = RunPlan(plan); });
 
@@ -231,7 +237,8 @@ int Main(int argc, char** argv) {
   CLI::App* compare_cmd = app.add_subcommand("compare", "Run every planner on one CASE and print the scorecards");
   compare_cmd->add_option("--input,-i", compare.input, "CASE file ('-' for stdin)")->required();
   compare_cmd->add_option("--planners", compare.planners, "Planners to run (default: all)")->delimiter(',');
-  compare_cmd->add_option("--target-imbalance", compare.target, "Target residual imbalance in % (overrides the CASE)");
+  compare_cmd->add_option("--target-imbalance", compare.target, "Target residual imbalance in % (overrides the CASE)")
+      ->check(InRange(0, 1e6));
   compare_cmd->add_flag("--json", compare.json, "One JSON object per planner per line: {\"planner\", \"stats\"}");
   compare_cmd->callback([&] { status = RunCompare(compare); });
 
@@ -253,9 +260,13 @@ int Main(int argc, char** argv) {
   double demo_imbalance = 0.7;
   uint64_t demo_seed = 1;
   CLI::App* demo_cmd = app.add_subcommand("demo", "Generate a skewed case and compare every planner on it");
-  demo_cmd->add_option("--ranks", demo_ranks, "Ranks (EP size)")->capture_default_str();
-  demo_cmd->add_option("--imbalance", demo_imbalance, "Initial imbalance (fraction)")->capture_default_str();
-  demo_cmd->add_option("--seed", demo_seed, "Random seed")->capture_default_str();
+  // 8 experts per rank, within the load limit up to 1024 ranks.
+  demo_cmd->add_option("--ranks", demo_ranks, "Ranks (EP size)")
+      ->capture_default_str()->check(InRange(1, 1024));
+  demo_cmd->add_option("--imbalance", demo_imbalance, "Initial imbalance (fraction)")
+      ->capture_default_str()->check(InRange(0, 1023));
+  demo_cmd->add_option("--seed", demo_seed, "Random seed")
+      ->capture_default_str()->check(InRange(0, 0x1p64, "[0, 2^64)"));
   demo_cmd->callback([&] { status = RunDemo(demo_ranks, demo_imbalance, demo_seed); });
 
   try {
@@ -271,14 +282,13 @@ int Main(int argc, char** argv) {
     std::cerr << "taot: error: " << e.what() << " (see taot --help)\n";
     return 2;
   }
-  if (!status.ok()) {
-    std::cerr << "taot: error: " << status.message() << "\n";
-    return 1;
-  }
-  return 0;
+  if (!status.ok()) std::cerr << "taot: error: " << status.message() << "\n";
+  return ExitCodeOf(status);
 }
 
 }  // namespace
 }  // namespace taot::cli
 
-int main(int argc, char** argv) { return taot::cli::Main(argc, argv); }
+int main(int argc, char** argv) {
+  return taot::cli::ExitOnException("taot", [&] { return taot::cli::Main(argc, argv); });
+}

@@ -37,12 +37,17 @@ class Reader {
   absl::Status status_;
 };
 
-// Parses a whole document; a syntax error says where ("malformed JSON: ... line 3, column 5").
+// Parses a whole document of at most kMaxJsonBytes, nested at most kMaxJsonDepth deep
+// (taot/planner/case_json.h), refusing a key given twice. A syntax error says where
+// ("malformed JSON: parse error at line 3, column 5: ..."); a number beyond a double names its
+// path and position. No error quotes more than a short prefix of the input.
 absl::StatusOr<nlohmann::json> Parse(std::string_view text);
 
 std::string Join(const std::string& path, std::string_view key);
 std::string Index(const std::string& path, size_t i);
-// A short rendering of a bad value for an error message.
+// A short rendering of a bad value for an error message, however large or deep the value.
 std::string Show(const nlohmann::json& value);
+// At most `max` characters of `text`, marked with "..." when cut.
+std::string Prefix(std::string_view text, size_t max);
 
 }  // namespace taot::json_fields

@@ -18,6 +18,7 @@ absl::Status CheckShape(const PlanRequest& r) {
     return absl::InvalidArgumentError(
         absl::StrCat("experts: must be a positive integer, got ", r.experts));
   }
+  if (absl::Status s = CheckRequestSize(R, r.experts); !s.ok()) return s;
   if (r.experts % R != 0) {
     return absl::InvalidArgumentError(absl::StrCat("experts: ", r.experts,
                                                    " is not divisible by the number of ranks ", R,
@@ -64,6 +65,24 @@ absl::Status CheckLoad(const PlanRequest& r) {
 }
 
 }  // namespace
+
+absl::Status CheckRequestSize(int64_t ranks, int64_t experts, absl::string_view ranks_field,
+                              absl::string_view experts_field) {
+  if (ranks < 1 || ranks > kMaxRanks) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(ranks_field, ": must be in [1, ", kMaxRanks, "], got ", ranks));
+  }
+  if (experts < 1 || experts > kMaxExperts) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(experts_field, ": must be in [1, ", kMaxExperts, "], got ", experts));
+  }
+  if (ranks * experts > kMaxLoadEntries) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        ranks_field, " x ", experts_field, ": ", ranks, " x ", experts,
+        " load entries is more than the limit of ", kMaxLoadEntries, " (2^24)"));
+  }
+  return absl::OkStatus();
+}
 
 std::optional<size_t> FirstOutOfRange(std::span<const int64_t> row) {
   // A negative entry or one above 2^40 has a bit at 40 or above; so has 2^40 itself, the one

@@ -1,10 +1,9 @@
 // taot-sim: the step-time model of docs/model.md, the experiments of docs/results.md, and
 // replay of a recorded routing trace under any planner.
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "cli_support.h"
 #include "taot/planner/case_json.h"
 #include "taot/planner/registry.h"
 #include "taot/sim/experiments.h"
@@ -24,27 +24,38 @@
 namespace taot::sim::cli {
 namespace {
 
-// Options every subcommand shares: the base scenario and its quick overrides.
+using taot::cli::InRange;
+
+// The synthetic workload is held in memory whole (Materialize): 1 GiB of counts at most.
+constexpr double kMaxWorkloadEntries = 0x1p27;
+
+// Options every subcommand shares: the base scenario and its quick overrides (unset: the
+// scenario's value). The ranges are the scenario file's (docs/model.md) and the request limits.
 struct ScenarioArgs {
   std::string file;
   std::string model, cluster, mode;
-  int ranks = 0, slots = -1, layers = 0, steps = 0, microbatches = 0;
-  double imbalance = -1;
-  int64_t seed = -1;
+  std::optional<int> ranks, slots, layers, steps, microbatches;
+  std::optional<double> imbalance;
+  std::optional<int64_t> seed;
 };
 
 void AddScenarioOptions(CLI::App& cmd, ScenarioArgs& a) {
   cmd.add_option("--scenario", a.file, "Scenario file (JSON, docs/model.md); flags below override it");
   cmd.add_option("--model", a.model, "Model preset: qwen3-30b-a3b (default) or deepseek-v3");
   cmd.add_option("--cluster", a.cluster, "Cluster preset: h800 (default) or h100");
-  cmd.add_option("--ranks", a.ranks, "Expert-parallel size (default 16)");
-  cmd.add_option("--slots", a.slots, "Guest slots per rank, K (default 2)");
+  cmd.add_option("--ranks", a.ranks, "Expert-parallel size (default 16)")->check(InRange(1, kMaxRanks));
+  cmd.add_option("--slots", a.slots, "Guest slots per rank, K (default 2)")->check(InRange(0, kMaxExperts));
   cmd.add_option("--mode", a.mode, "Planning: local (default), remote or predictive");
-  cmd.add_option("--layers", a.layers, "MoE layers to simulate (default: all of the model's)");
-  cmd.add_option("--steps", a.steps, "Optimizer steps (default 4; the first is warm-up)");
-  cmd.add_option("--microbatches", a.microbatches, "Microbatches per step (default 4)");
-  cmd.add_option("--imbalance", a.imbalance, "Initial imbalance of the synthetic workload, a fraction (default 0.5)");
-  cmd.add_option("--seed", a.seed, "Seed of the synthetic workload (default 1)");
+  cmd.add_option("--layers", a.layers, "MoE layers to simulate (default: all of the model's)")
+      ->check(InRange(1, 1024));
+  cmd.add_option("--steps", a.steps, "Optimizer steps (default 4; the first is warm-up)")
+      ->check(InRange(1, 100000));
+  cmd.add_option("--microbatches", a.microbatches, "Microbatches per step (default 4)")
+      ->check(InRange(1, 1024));
+  cmd.add_option("--imbalance", a.imbalance, "Initial imbalance of the synthetic workload, a fraction (default 0.5)")
+      ->check(InRange(0, kMaxRanks - 1));
+  cmd.add_option("--seed", a.seed, "Seed of the synthetic workload (default 1)")
+      ->check(InRange(0, 0x1p53, "[0, 2^53]"));
 }
 
 absl::StatusOr<Scenario> BuildScenario(const ScenarioArgs& a) {
@@ -71,19 +82,32 @@ absl::StatusOr<Scenario> BuildScenario(const ScenarioArgs& a) {
     if (!m.ok()) return absl::InvalidArgumentError(absl::StrCat("--", m.status().message()));
     sc.mode = *m;
   }
-  if (a.ranks != 0) sc.ranks = a.ranks;
-  if (a.slots >= 0) sc.slots_per_rank = a.slots;
-  if (a.layers != 0) sc.workload.layers = a.layers;
-  if (a.steps != 0) sc.workload.steps = a.steps;
-  if (a.microbatches != 0) sc.workload.microbatches = a.microbatches;
-  if (a.imbalance >= 0) sc.workload.imbalance = a.imbalance;
-  if (a.seed >= 0) sc.workload.seed = static_cast<uint64_t>(a.seed);
+  sc.ranks = a.ranks.value_or(sc.ranks);
+  sc.slots_per_rank = a.slots.value_or(sc.slots_per_rank);
+  sc.workload.layers = a.layers.value_or(sc.workload.layers);
+  sc.workload.steps = a.steps.value_or(sc.workload.steps);
+  sc.workload.microbatches = a.microbatches.value_or(sc.workload.microbatches);
+  sc.workload.imbalance = a.imbalance.value_or(sc.workload.imbalance);
+  if (a.seed) sc.workload.seed = static_cast<uint64_t>(*a.seed);
   if (absl::Status s = ValidateScenario(sc); !s.ok()) return s;
   return sc;
 }
 
+// Refuses a synthetic workload too large to hold before generating any of it; the product is
+// formed in double, where it cannot overflow.
+absl::Status CheckWorkloadSize(const Scenario& sc) {
+  const SequenceOptions& w = sc.workload;
+  const double entries = static_cast<double>(w.layers) * w.steps * w.microbatches * sc.ranks * sc.model.experts;
+  if (entries <= kMaxWorkloadEntries) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "the workload of %d layers x %d steps x %d microbatches x %d ranks x %d experts is %.4g load entries, "
+      "more than the limit of 2^27 held in memory; lower --layers, --steps or --microbatches",
+      w.layers, w.steps, w.microbatches, sc.ranks, sc.model.experts, entries));
+}
+
 absl::StatusOr<std::unique_ptr<Workload>> BuildWorkload(const Scenario& sc) {
   if (!sc.trace.empty()) return ReadTrace(sc.trace);
+  if (absl::Status s = CheckWorkloadSize(sc); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<SequenceWorkload>> w = SequenceWorkload::Create(WorkloadOptions(sc));
   if (!w.ok()) return absl::InvalidArgumentError(absl::StrCat("workload.", w.status().message()));
   return Materialize(**w);
@@ -92,11 +116,9 @@ absl::StatusOr<std::unique_ptr<Workload>> BuildWorkload(const Scenario& sc) {
 // A CASE file (`taot gen`, docs/formats.md) as a one-matrix workload; the scenario takes the
 // case's ranks, slots and topology.
 absl::StatusOr<std::unique_ptr<Workload>> CaseWorkload(const std::string& path, Scenario& sc) {
-  std::ifstream file(path);
-  if (!file) return absl::NotFoundError(absl::StrCat(path, ": cannot open the CASE file"));
-  std::stringstream text;
-  text << file.rdbuf();
-  absl::StatusOr<PlanRequest> request = ParseCase(text.str());
+  absl::StatusOr<std::string> text = ReadJsonFile(path);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<PlanRequest> request = ParseCase(*text);
   if (!request.ok()) return absl::Status(request.status().code(), absl::StrCat(path, ": ", request.status().message()));
   const Topology& topo = request->topology;
   if (!topo.tree_costs()) {
@@ -138,7 +160,7 @@ absl::Status RunSimulate(const SimulateArgs& a) {
       a.case_file.empty() ? BuildWorkload(*sc) : CaseWorkload(a.case_file, *sc);
   if (!workload.ok()) return workload.status();
   const WorkloadShape shape = (*workload)->shape();
-  if (!a.trace.empty() && a.scenario.ranks == 0) sc->ranks = shape.ranks;
+  if (!a.trace.empty() && !a.scenario.ranks) sc->ranks = shape.ranks;
   absl::StatusOr<PlannerParams> params = ParseParams(a.params);
   if (!params.ok()) return params.status();
   std::vector<std::string> names = a.planners;
@@ -187,6 +209,7 @@ int Main(int argc, char** argv) {
   auto prepare = [&]() -> absl::Status {
     absl::StatusOr<Scenario> sc = BuildScenario(run_scenario);
     if (!sc.ok()) return sc.status();
+    if (absl::Status s = CheckWorkloadSize(*sc); !s.ok()) return s;
     options.base = *sc;
     options.scenario_file = run_scenario.file;
     options.progress = !no_progress;
@@ -249,14 +272,13 @@ int Main(int argc, char** argv) {
     std::cerr << "taot-sim: error: " << e.what() << " (see taot-sim --help)\n";
     return 2;
   }
-  if (!status.ok()) {
-    std::cerr << "taot-sim: error: " << status.message() << "\n";
-    return 1;
-  }
-  return 0;
+  if (!status.ok()) std::cerr << "taot-sim: error: " << status.message() << "\n";
+  return taot::cli::ExitCodeOf(status);
 }
 
 }  // namespace
 }  // namespace taot::sim::cli
 
-int main(int argc, char** argv) { return taot::sim::cli::Main(argc, argv); }
+int main(int argc, char** argv) {
+  return taot::cli::ExitOnException("taot-sim", [&] { return taot::sim::cli::Main(argc, argv); });
+}

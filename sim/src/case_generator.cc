@@ -74,11 +74,24 @@ LoadMatrix Build(const CaseOptions& o, const Draws& d, double skew) {
 
 absl::Status CheckOptions(const CaseOptions& o) {
   auto bad = [](const std::string& name, auto value, const std::string& rule) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ": ", rule, ", got ", value));
+    return absl::InvalidArgumentError(absl::StrCat("--", name, ": ", rule, ", got ", value));
   };
-  if (o.ranks <= 0 || o.ranks > 65536) return bad("ranks", o.ranks, "must be in [1, 65536]");
+  if (o.ranks <= 0 || o.ranks > kMaxRanks) {
+    return bad("ranks", o.ranks, absl::StrCat("must be in [1, ", kMaxRanks, "]"));
+  }
   if (o.experts <= 0 || o.experts % o.ranks != 0) {
     return bad("experts", o.experts, absl::StrCat("must be a positive multiple of ranks (", o.ranks, ")"));
+  }
+  if (absl::Status s = CheckRequestSize(o.ranks, o.experts, "--ranks", "--experts"); !s.ok()) return s;
+  if (o.ranks_per_node <= 0) return bad("ranks-per-node", o.ranks_per_node, "must be >= 1");
+  if (!std::isfinite(o.inter_node_cost) || o.inter_node_cost < kIntraNodeCost) {
+    return bad("inter-node-cost", o.inter_node_cost, "must be a finite number >= 1 (the intra-node cost)");
+  }
+  if (o.slots_per_rank < 0 || o.slots_per_rank > o.experts) {
+    return bad("slots", o.slots_per_rank, absl::StrCat("must be in [0, experts = ", o.experts, "]"));
+  }
+  if (o.expert_bytes < 0 || o.expert_bytes > (int64_t{1} << 50)) {
+    return bad("expert-bytes", o.expert_bytes, "must be in [0, 2^50]");
   }
   if (o.top_k <= 0 || o.top_k > o.experts) {
     return bad("top-k", o.top_k, absl::StrCat("must be in [1, experts = ", o.experts, "]"));
@@ -94,7 +107,13 @@ absl::Status CheckOptions(const CaseOptions& o) {
   if (o.hot_experts < 0 || o.hot_experts > o.experts) {
     return bad("hot-experts", o.hot_experts, "must be in [0, experts]");
   }
-  if (!std::isfinite(o.hot_factor) || o.hot_factor < 1) return bad("hot-factor", o.hot_factor, "must be >= 1");
+  if (!std::isfinite(o.hot_factor) || o.hot_factor < 1 || o.hot_factor > 1e6) {
+    return bad("hot-factor", o.hot_factor, "must be in [1, 1e6]");
+  }
+  if (o.target_imbalance_pct &&
+      (!std::isfinite(*o.target_imbalance_pct) || *o.target_imbalance_pct < 0 || *o.target_imbalance_pct > 1e6)) {
+    return bad("target-imbalance", *o.target_imbalance_pct, "must be in [0, 1e6]");
+  }
   return absl::OkStatus();
 }
 
@@ -120,7 +139,7 @@ absl::StatusOr<GeneratedCase> GenerateCase(const CaseOptions& o) {
     const double floor_pct = ImbalanceOf(o, draws, lo);
     if (floor_pct > want + o.tolerance_pp) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "imbalance: ", *o.imbalance, " is below what the noise and hot experts alone give (",
+          "--imbalance: ", *o.imbalance, " is below what the noise and hot experts alone give (",
           floor_pct, "%); lower --noise or --hot-factor"));
     }
     // Aim well inside the tolerance so the final rebuild lands in it.
@@ -143,7 +162,7 @@ absl::StatusOr<GeneratedCase> GenerateCase(const CaseOptions& o) {
   out.hot_experts = draws.hot;
   if (o.imbalance && std::abs(out.imbalance_pct - *o.imbalance * 100.0) > o.tolerance_pp) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "imbalance: could not reach ", *o.imbalance * 100.0, "% within ", o.tolerance_pp,
+        "--imbalance: could not reach ", *o.imbalance * 100.0, "% within ", o.tolerance_pp,
         " pp (closest ", out.imbalance_pct, "%); the top-k cap limits how hot one rank can get"));
   }
   if (absl::Status s = ValidateRequest(out.request); !s.ok()) return s;

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "json_fields.h"
+#include "taot/planner/plan_request.h"
 
 namespace taot::sim {
 namespace {
@@ -178,7 +179,7 @@ absl::StatusOr<Scenario> ReadScenario(const std::string& path, Scenario base) {
   if (const json* v = in.Member(*root, "", "cluster", false)) ReadCluster(in, *v, sc);
   if (const json* v = in.Member(*root, "", "model", false)) ReadModel(in, *v, sc);
   FieldReader f(in, *root, "");
-  f.Int("ranks", sc.ranks, 1, 65536);
+  f.Int("ranks", sc.ranks, 1, kMaxRanks);
   f.Int("slots_per_rank", sc.slots_per_rank, 0, 65536);
   f.Number("inter_node_cost", sc.inter_node_cost);
   f.Number("rpc_us", sc.rpc_us);

@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "taot/planner/plan_request.h"
 
 namespace taot::sim {
 namespace {
@@ -29,6 +30,15 @@ namespace fs = std::filesystem;
 
 constexpr int kMaxLayers = 1000;      // the file names have three digits
 constexpr int64_t kMaxDim = INT_MAX;  // WorkloadShape and LoadMatrix index with int
+// numpy's own reader refuses headers over 10,000 bytes by default; ours are under 200.
+constexpr uint64_t kMaxNpyHeaderBytes = 65536;
+constexpr size_t kQuoted = 40;  // bytes of the file an error message quotes at most
+
+// At most kQuoted bytes of `text` for an error message, marked when cut.
+std::string Quote(std::string_view text) {
+  if (text.size() <= kQuoted) return std::string(text);
+  return std::string(text.substr(0, kQuoted)) + "...";
+}
 
 // ---------------------------------------------------------------------------------------------
 // Shapes and the checks every format shares.
@@ -80,6 +90,12 @@ std::optional<std::string> TotalProblem(const LoadMatrix& m) {
 std::string StepName(int step, int microbatch, const TraceDims& d) {
   if (d.microbatches == 1) return absl::StrCat("step ", step);
   return absl::StrCat("step ", step, ", microbatch ", microbatch);
+}
+
+// The request limits (plan_request.h) on one matrix, checked before a layer is allocated, since
+// every matrix becomes a planner's request.
+absl::Status CheckMatrixSize(const TraceDims& d) {
+  return CheckRequestSize(d.ranks, d.experts, "ranks", "experts");
 }
 
 // Rules that do not depend on the format: experts a multiple of ranks, totals in range.
@@ -253,7 +269,7 @@ class NpyHeaderParser {
         value = Assign(Tuple(), header.shape);
       } else {
         return absl::InvalidArgumentError(
-            absl::StrCat("unexpected key '", *key, "' in the NPY header"));
+            absl::StrCat("unexpected key '", Quote(*key), "' in the NPY header"));
       }
       if (!value.ok()) return value;
       if (!Consume(',') && Peek() != '}') return Expected("',' or '}'");
@@ -293,7 +309,8 @@ class NpyHeaderParser {
   }
   absl::Status Expected(const std::string& what) const {
     return absl::InvalidArgumentError(absl::StrCat("malformed NPY header: expected ", what,
-                                                   " at byte ", pos_, " of '", std::string(text_),
+                                                   " at byte ", pos_, ", at '",
+                                                   Quote(text_.substr(std::min(pos_, text_.size()))),
                                                    "'"));
   }
 
@@ -355,14 +372,17 @@ absl::StatusOr<IntType> ParseDtype(const std::string& descr) {
                      descr.substr(1), "'))"));
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("dtype '", descr, "' is not an integer type (use int32/int64)"));
+      absl::StrCat("dtype '", Quote(descr), "' is not an integer type (use int32/int64)"));
 }
 
 // Turns numpy's shape into trace dimensions: (S, R, E) or (S, M, R, E), none zero or too large.
 absl::StatusOr<TraceDims> DimsOfShape(const std::vector<int64_t>& shape) {
   if (shape.size() != 3 && shape.size() != 4) {
+    // A few dimensions are shown as numpy would; thousands would swamp the message.
+    const std::string shown = shape.size() <= 8 ? DimsString(shape)
+                                                : absl::StrCat("has ", shape.size(), " dimensions; it");
     return absl::InvalidArgumentError(
-        absl::StrCat("shape ", DimsString(shape),
+        absl::StrCat("shape ", shown,
                      " must be (steps, ranks, experts) or (steps, microbatches, ranks, experts)"));
   }
   static const char* const kNames3[] = {"steps", "ranks", "experts"};
@@ -380,6 +400,7 @@ absl::StatusOr<TraceDims> DimsOfShape(const std::vector<int64_t>& shape) {
   d.microbatches = has_mb ? static_cast<int>(shape[1]) : 1;
   d.ranks = static_cast<int>(shape[has_mb ? 2 : 1]);
   d.experts = static_cast<int>(shape[has_mb ? 3 : 2]);
+  if (absl::Status s = CheckMatrixSize(d); !s.ok()) return s;
   return d;
 }
 
@@ -456,6 +477,11 @@ class NpyReader {
     const int length_bytes = major == 1 ? 2 : 4;
     if (!ReadBytes(preamble + 8, length_bytes)) return Truncated("header");
     const uint64_t header_length = ReadLittleEndian(preamble + 8, length_bytes);
+    if (header_length > kMaxNpyHeaderBytes) {
+      return absl::InvalidArgumentError(absl::StrCat("the NPY header of ", header_length,
+                                                     " bytes is more than the limit of ",
+                                                     kMaxNpyHeaderBytes));
+    }
     data_offset_ = 8 + static_cast<uint64_t>(length_bytes) + header_length;
     if (data_offset_ > size_) return Truncated("header");
     std::string text(static_cast<size_t>(header_length), '\0');
@@ -571,7 +597,7 @@ struct CsvRow {
   int step = 0;
   int microbatch = 0;
   int rank = 0;
-  int line = 0;
+  int64_t line = 0;  // a file may hold more than 2^31 lines
   auto key() const { return std::tuple(step, microbatch, rank); }
 };
 
@@ -617,27 +643,29 @@ class CsvReader {
     if (!leading_ok) {
       return LineError(absl::StrCat(
           "the header must start 'step,rank,e0,...' or 'step,microbatch,rank,e0,...', got '",
-          std::string(text), "'"));
+          Quote(text), "'"));
     }
     for (size_t c = index_columns_; c < fields.size(); ++c) {
       const std::string expected = absl::StrCat("e", c - index_columns_);
       if (fields[c] != expected) {
         return LineError(absl::StrCat("header column ", c + 1, ": expected '", expected, "', got '",
-                                      std::string(fields[c]), "'"));
+                                      Quote(fields[c]), "'"));
       }
     }
     experts_ = fields.size() - index_columns_;
     if (experts_ == 0) return LineError("the header names no expert columns (e0, e1, ...)");
-    if (experts_ > static_cast<size_t>(kMaxDim)) return LineError("too many expert columns");
+    if (experts_ > static_cast<size_t>(kMaxExperts)) {
+      return LineError(absl::StrCat(experts_, " expert columns, more than the limit of ", kMaxExperts));
+    }
     return absl::OkStatus();
   }
 
-  // A step, microbatch or rank: numbered from 0, small enough to be a dimension.
-  absl::StatusOr<int> IndexField(std::string_view field, const char* column) const {
+  // A step, microbatch or rank: numbered from 0 and below `limit`.
+  absl::StatusOr<int> IndexField(std::string_view field, const char* column, int64_t limit) const {
     const std::optional<int64_t> v = ParseNonNegative(field);
-    if (!v || *v >= kMaxDim) {
-      return LineError(absl::StrCat("column ", column, ": must be an integer in [0, ", kMaxDim - 1,
-                                    "], got '", std::string(field), "'"));
+    if (!v || *v >= limit) {
+      return LineError(absl::StrCat("column ", column, ": must be an integer in [0, ", limit - 1,
+                                    "], got '", Quote(field), "'"));
     }
     return static_cast<int>(*v);
   }
@@ -650,15 +678,15 @@ class CsvReader {
     }
     CsvRow row;
     row.line = line_number_;
-    absl::StatusOr<int> step = IndexField(fields[0], "step");
+    absl::StatusOr<int> step = IndexField(fields[0], "step", kMaxDim);
     if (!step.ok()) return step.status();
     row.step = *step;
     if (has_microbatch_) {
-      absl::StatusOr<int> mb = IndexField(fields[1], "microbatch");
+      absl::StatusOr<int> mb = IndexField(fields[1], "microbatch", kMaxDim);
       if (!mb.ok()) return mb.status();
       row.microbatch = *mb;
     }
-    absl::StatusOr<int> rank = IndexField(fields[index_columns_ - 1], "rank");
+    absl::StatusOr<int> rank = IndexField(fields[index_columns_ - 1], "rank", kMaxRanks);
     if (!rank.ok()) return rank.status();
     row.rank = *rank;
     for (size_t e = 0; e < experts_; ++e) {
@@ -666,11 +694,11 @@ class CsvReader {
       const std::optional<int64_t> v = ParseNonNegative(field);
       if (!v) {
         return LineError(absl::StrCat("column e", e, ": must be an integer >= 0, got '",
-                                      std::string(field), "'"));
+                                      Quote(field), "'"));
       }
       if (*v > kMaxTokensPerEntry) {
         return LineError(absl::StrCat("column e", e, ": must be at most 2^40 (", kMaxTokensPerEntry,
-                                      "), got '", std::string(field), "'"));
+                                      "), got '", Quote(field), "'"));
       }
       counts_.push_back(*v);
     }
@@ -731,6 +759,7 @@ class CsvReader {
     std::sort(order.begin(), order.end(),
               [&](size_t a, size_t b) { return rows_[a].key() < rows_[b].key(); });
     if (absl::Status s = CheckRows(order, d); !s.ok()) return s;
+    if (absl::Status s = CheckMatrixSize(d); !s.ok()) return Error(std::string(s.message()));
     Layer layer = EmptyLayer(d);
     for (size_t i = 0; i < rows_.size(); ++i) {
       const CsvRow& row = rows_[i];
@@ -744,7 +773,7 @@ class CsvReader {
 
   fs::path path_;
   std::string name_;
-  int line_number_ = 0;
+  int64_t line_number_ = 0;
   bool has_microbatch_ = false;
   size_t index_columns_ = 2;
   size_t experts_ = 0;

@@ -11,6 +11,9 @@ import sys
 import tempfile
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from taot_testing import memory_capped  # noqa: E402
+
 TAOT = None
 
 
@@ -20,7 +23,17 @@ def read(path):
 
 
 def run(*args, stdin=None):
-    return subprocess.run([TAOT, *args], input=stdin, capture_output=True, text=True)
+    return subprocess.run([TAOT, *args], input=stdin, capture_output=True, text=True, timeout=120,
+                          preexec_fn=memory_capped(TAOT))
+
+
+def nested(depth):
+    return "[" * depth + "]" * depth
+
+
+def case_text(**members):
+    """CASE's JSON with `members` (already JSON text) added at the top level."""
+    return json.dumps(CASE)[:-1] + "".join(f', "{k}": {v}' for k, v in members.items()) + "}"
 
 
 CASE = {
@@ -127,11 +140,95 @@ class CliTest(unittest.TestCase):
         self.assert_fails(run("plan", "-i", self.path("none.json")), "cannot open")
         self.assert_fails(run("plan", "-i", self.case, "--param", "x"), "--param: expected key=value")
         self.assert_fails(run("plan", "-i", self.case, "--param", "nope=1"), "unknown parameter 'nope'")
-        self.assert_fails(run("plan", "-i", self.case, "--target-imbalance", "-3"), "target_imbalance_pct")
+        self.assert_fails(run("plan", "-i", self.case, "--target-imbalance", "-3"), "--target-imbalance")
         self.assert_fails(run("gen", "--ranks", "16", "--experts", "100"), "experts: must be a positive multiple")
         self.assert_fails(run("plan", "-i", self.case, "--frobnicate"), "frobnicate")
         self.assertEqual(run("plan", "-i", self.case, "--frobnicate").returncode, 2)
         self.assert_fails(run("plan"), "--input is required")
+
+    def assert_bad_input(self, result, phrase):
+        """Refused as bad input: exit code 2, one short line naming the problem."""
+        self.assert_fails(result, phrase)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertLess(len(result.stderr), 400, result.stderr[:400])
+
+    def test_deep_nesting_is_refused_not_a_crash(self):
+        for depth in (70000, 100000):
+            deep = self.path("deep.json", case_text(meta=nested(depth)))
+            self.assert_bad_input(run("plan", "-i", deep), "nests deeper than 64")
+            self.assert_bad_input(run("score", "-i", deep, "--plan", deep), "nests deeper than 64")
+            unclosed = self.path("unclosed.json", case_text(meta="[" * depth)[:-1])
+            self.assert_bad_input(run("plan", "-i", unclosed), "nests deeper than 64")
+        deep_plan = self.path("plan.json", '{"replicas": [], "assignments": ' + nested(100000) + "}")
+        self.assert_bad_input(run("score", "-i", self.case, "--plan", deep_plan), "nests deeper than 64")
+
+    def test_numbers_beyond_a_double_are_refused(self):
+        self.assert_bad_input(run("plan", "-i", self.path("big.json", json.dumps(CASE).replace("400", "1e400", 1))),
+                              "load[0][0]: number 1e400 is out of range")
+        self.assert_bad_input(run("plan", "-i", self.path("meta.json", case_text(meta='{"x": [1, -1e400]}'))),
+                              "meta.x[1]: number -1e400 is out of range")
+        huge = "9" * 100000
+        r = run("plan", "-i", self.path("huge.json", case_text(meta=huge)))
+        self.assert_bad_input(r, "meta: number 99999999999999999999... is out of range")
+        plan = self.path("plan.json", '{"replicas": [], "assignments": [{"source": 0, "expert": 0, '
+                                      '"rank": 0, "tokens": 1e999}]}')
+        self.assert_bad_input(run("score", "-i", self.case, "--plan", plan),
+                              "assignments[0].tokens: number 1e999 is out of range")
+        self.assert_bad_input(run("compare", "-i", self.path("t.json", case_text(target_imbalance_pct="1E+400"))),
+                              "target_imbalance_pct: number")
+
+    def test_declared_sizes_are_checked_before_allocating(self):
+        def declared(ranks, experts, rows=1):
+            return self.path("declared.json", json.dumps({
+                "topology": {"ranks": ranks}, "experts": experts, "slots_per_rank": 1,
+                "load": [[1] * 8] * rows}))
+
+        # Each ran out of memory or took gigabytes before; under a 2 GiB cap they must be refused.
+        self.assert_bad_input(run("plan", "-i", declared(20000, 20000)), "topology.ranks: must be in [1, 4096]")
+        self.assert_bad_input(run("plan", "-i", declared(65536, 65536)), "topology.ranks: must be in [1, 4096]")
+        self.assert_bad_input(run("plan", "-i", declared(4096, 65536)), "more than the limit of 16777216")
+        self.assert_bad_input(run("plan", "-i", declared(4096, 4096)), "load: must have 4096 rows, got 1")
+        matrix = self.path("matrix.json", json.dumps({
+            "topology": {"ranks": 4096, "cost_matrix": [[0]]}, "experts": 4096, "slots_per_rank": 1,
+            "load": [[0] * 4096] * 4096}))
+        self.assert_bad_input(run("plan", "-i", matrix), "topology.cost_matrix: must have 4096 rows, got 1")
+        self.assert_bad_input(run("gen", "--ranks", "65536", "--experts", "65536"), "--ranks: must be in [1, 4096]")
+        self.assert_bad_input(run("gen", "--ranks", "4096", "--experts", "65536"), "more than the limit of")
+
+    def test_every_flag_is_range_checked(self):
+        gen = ["gen", "--ranks", "4", "--experts", "8"]
+        for flag, value in [("--ranks", "0"), ("--ranks", "-1"), ("--experts", "0"), ("--imbalance", "nan"),
+                            ("--imbalance", "-1"), ("--imbalance", "inf"), ("--top-k", "0"), ("--top-k", "9"),
+                            ("--tokens-per-rank", "0"), ("--slots", "-1"), ("--ranks-per-node", "0"),
+                            ("--inter-node-cost", "nan"), ("--inter-node-cost", "0.5"), ("--expert-bytes", "-1"),
+                            ("--noise", "nan"), ("--noise", "-1"), ("--skew", "inf"), ("--hot-experts", "-1"),
+                            ("--hot-factor", "nan"), ("--hot-factor", "0.5"), ("--target-imbalance", "nan"),
+                            ("--target-imbalance", "-1"), ("--seed", "-1")]:
+            with self.subTest(flag=flag, value=value):
+                self.assert_bad_input(run(*gen, flag, value), flag)
+        for flag, value in [("--ranks", "0"), ("--ranks", "5000"), ("--imbalance", "nan"), ("--imbalance", "-1")]:
+            with self.subTest(demo=flag, value=value):
+                self.assert_bad_input(run("demo", flag, value), flag)
+        for value in ("nan", "inf", "-1"):
+            self.assert_bad_input(run("plan", "-i", self.case, "--target-imbalance", value), "--target-imbalance")
+            self.assert_bad_input(run("compare", "-i", self.case, "--target-imbalance", value),
+                                  "--target-imbalance")
+
+    def test_exit_codes_tell_bad_input_from_failure(self):
+        self.assertEqual(run("plan", "-i", self.path("missing.json")).returncode, 2)
+        self.assertEqual(run("plan", "-i", self.path("m.json", "not json")).returncode, 2)
+        r = run("plan", "-i", self.case, "-o", os.path.join(self.dir.name, "no", "such", "dir", "plan.json"))
+        self.assert_fails(r, "cannot write")
+        self.assertEqual(r.returncode, 1)
+
+    def test_out_of_memory_is_an_error_not_an_abort(self):
+        if memory_capped(TAOT) is None:
+            self.skipTest("a sanitizer build cannot run under an address-space cap")
+        # Within every limit, but more than 256 MiB of address space holds.
+        r = subprocess.run([TAOT, "gen", "--ranks", "4096", "--experts", "4096"], capture_output=True,
+                           text=True, timeout=120, preexec_fn=memory_capped(TAOT, 256 << 20))
+        self.assert_fails(r, "out of memory")
+        self.assertEqual(r.returncode, 1)
 
     def test_a_failed_run_leaves_the_output_file_alone(self):
         out = self.path("keep.json", "precious\n")

@@ -267,6 +267,76 @@ TEST_F(TraceTest, NpyExpertsNotAMultipleOfRanks) {
                                            HasSubstr("3 experts is not a multiple of 2 ranks")));
 }
 
+// Issue 11: the readers take outside files, so sizes are held to the request limits before
+// anything is allocated, and no error quotes more than a short prefix of the file.
+
+TEST_F(TraceTest, NpyShapeBeyondTheRequestLimitsIsRefusedBeforeReadingData) {
+  WriteNpy("layer_000.npy", "<i1", "(1, 8192, 8192)", "");
+  EXPECT_THAT(ReadError().message(),
+              HasSubstr(Path("layer_000.npy") + ": ranks: must be in [1, 4096], got 8192"));
+  WriteNpy("layer_000.npy", "<i1", "(1, 1, 70000)", "");
+  EXPECT_THAT(ReadError().message(),
+              HasSubstr(Path("layer_000.npy") + ": experts: must be in [1, 65536], got 70000"));
+  WriteNpy("layer_000.npy", "<i1", "(1, 4096, 8192)", "");
+  EXPECT_THAT(ReadError().message(),
+              HasSubstr("ranks x experts: 4096 x 8192 load entries is more than the limit"));
+}
+
+TEST_F(TraceTest, NpyHeaderLargerThanNumpyWritesIsRefused) {
+  // numpy itself refuses headers over 10,000 bytes unless told otherwise.
+  const std::string dict = "{'descr': '<i4', 'fortran_order': False, 'shape': (1, 1, 1), }" +
+                           std::string(100000, ' ') + "\n";
+  std::string out("\x93NUMPY\x02\x00", 8);
+  for (int i = 0; i < 4; ++i) out += char((dict.size() >> (8 * i)) & 0xff);
+  WriteText("layer_000.npy", out + dict + I4({1}));
+  EXPECT_THAT(ReadError().message(),
+              HasSubstr(Path("layer_000.npy") +
+                        ": the NPY header of 100063 bytes is more than the limit of 65536"));
+}
+
+TEST_F(TraceTest, NpyErrorsQuoteOnlyAShortPrefix) {
+  WriteNpy("layer_000.npy", "<i4" + std::string(20000, 'x'), "(1, 1, 1)", I4({1}));
+  std::string message(ReadError().message());
+  EXPECT_THAT(message, HasSubstr("dtype '<i4xxxxx"));
+  EXPECT_LT(message.size(), Path("layer_000.npy").size() + 200) << message.substr(0, 300);
+  WriteNpy("layer_000.npy", "<i4", "(1, 1, 1" + std::string(20000, ' ') + "?", I4({1}));
+  message = std::string(ReadError().message());
+  EXPECT_THAT(message, HasSubstr("malformed NPY header: expected ',' or ')' at byte"));
+  EXPECT_LT(message.size(), Path("layer_000.npy").size() + 200) << message.substr(0, 300);
+  WriteNpy("layer_000.npy", "<i4", "(1, 1, 1), '" + std::string(20000, 'k') + "': 1", I4({1}));
+  message = std::string(ReadError().message());
+  EXPECT_THAT(message, HasSubstr("unexpected key 'kkkk"));
+  EXPECT_LT(message.size(), Path("layer_000.npy").size() + 200) << message.substr(0, 300);
+  std::string many_dims = "(1, 1";
+  for (int i = 0; i < 20000; ++i) many_dims += ", 1";
+  WriteNpy("layer_000.npy", "<i4", many_dims + ")", I4({1}));
+  message = std::string(ReadError().message());
+  EXPECT_THAT(message, HasSubstr("has 20002 dimensions"));
+  EXPECT_LT(message.size(), Path("layer_000.npy").size() + 200) << message.substr(0, 300);
+}
+
+TEST_F(TraceTest, CsvSizesBeyondTheRequestLimitsAreRefused) {
+  std::string header = "step,rank";
+  for (int e = 0; e < 70000; ++e) header += ",e" + std::to_string(e);
+  WriteText("layer_000.csv", header + "\n");
+  EXPECT_THAT(ReadError().message(),
+              HasSubstr(Path("layer_000.csv") + ":1: 70000 expert columns, more than the limit of 65536"));
+  WriteText("layer_000.csv", "step,rank,e0\n0,4096,1\n");
+  EXPECT_THAT(ReadError().message(),
+              HasSubstr(Path("layer_000.csv") + ":2: column rank: must be an integer in [0, 4095], got '4096'"));
+}
+
+TEST_F(TraceTest, CsvErrorsQuoteOnlyAShortPrefix) {
+  const std::string junk(100000, 'z');
+  for (const std::string& text : {"step,rank,e0," + junk + "\n", junk + "\n",
+                                  "step,rank,e0\n0,0," + junk + "\n", "step,rank,e0\n" + junk + ",0,1\n"}) {
+    WriteText("layer_000.csv", text);
+    const std::string message(ReadError().message());
+    EXPECT_THAT(message, HasSubstr("zzzz..."));
+    EXPECT_LT(message.size(), Path("layer_000.csv").size() + 200) << message.substr(0, 300);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // CSV.
 

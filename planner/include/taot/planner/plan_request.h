@@ -8,11 +8,25 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "taot/planner/load_matrix.h"
 #include "taot/planner/plan.h"
 #include "taot/planner/topology.h"
 
 namespace taot {
+
+// Size limits of one request, checked by ValidateRequest and, before they allocate, by every
+// reader of outside input (docs/formats.md, "Limits"). A Topology holds a dense R x R cost
+// matrix (128 MiB of doubles at 4096 ranks) and the load R x E int64 entries (128 MiB at 2^24).
+inline constexpr int kMaxRanks = 4096;
+inline constexpr int kMaxExperts = 65536;
+inline constexpr int64_t kMaxLoadEntries = int64_t{1} << 24;
+
+// Why a declared R x E does not fit the limits above, or OkStatus; `ranks_field` and
+// `experts_field` name the input the sizes came from.
+absl::Status CheckRequestSize(int64_t ranks, int64_t experts,
+                              absl::string_view ranks_field = "topology.ranks",
+                              absl::string_view experts_field = "experts");
 
 struct PlanRequest {
   Topology topology;

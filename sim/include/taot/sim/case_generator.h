@@ -44,7 +44,8 @@ struct GeneratedCase {
   std::vector<int> hot_experts;
 };
 
-// Errors name the option (e.g. "imbalance: 0.005 is below what the noise alone gives (2.1%)").
+// The options are `taot gen`'s flags, and errors name the flag (e.g. "--imbalance: 0.005 is below
+// what the noise alone gives (2.1%)"); sizes are held to the limits of plan_request.h.
 absl::StatusOr<GeneratedCase> GenerateCase(const CaseOptions& options);
 
 // The "meta" object a generated CASE carries: options, seed and achieved imbalance, so that a

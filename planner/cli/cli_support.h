@@ -1,0 +1,69 @@
+// What `taot` and `taot-sim` share about their command lines: flag range checks (a value out of
+// range, NaN and the infinities included, fails the parse with a message naming the flag), the
+// exit codes (0 done, 1 failed, 2 bad input), and a last line of defence against exceptions.
+#pragma once
+
+#include <cmath>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <new>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace taot::cli {
+
+// Integers as integers ("4096", not "4096.000000"); others as %g.
+inline std::string FormatBound(double v) {
+  if (v == std::floor(v) && std::abs(v) < 1e18) return absl::StrCat(static_cast<int64_t>(v));
+  return absl::StrCat(v);
+}
+
+// A number in [lo, hi], for flags of any numeric type (text that is no number is left to CLI11's
+// own conversion, which names the flag too). `range` replaces "[lo, hi]" in messages when set.
+inline CLI::Validator InRange(double lo, double hi, std::string range = "") {
+  if (range.empty()) range = absl::StrCat("[", FormatBound(lo), ", ", FormatBound(hi), "]");
+  return CLI::Validator(
+      [lo, hi, range](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || *end != '\0') return "";
+        if (v >= lo && v <= hi) return "";  // false for NaN
+        return absl::StrCat("must be in ", range, ", got ", text.substr(0, 40));
+      },
+      absl::StrCat("in ", range));
+}
+
+// 2 when the input was at fault (a flag, a file's content, a file that cannot be opened or is too
+// large), 1 for a failure of the command itself.
+inline int ExitCodeOf(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kOk: return 0;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kOutOfRange:
+    case absl::StatusCode::kAlreadyExists: return 2;
+    default: return 1;
+  }
+}
+
+// Runs `body` (the whole command), turning an exception that no check could prevent (memory
+// running out while planning a case within every limit) into one error line and exit code 1
+// instead of an abort.
+template <typename Body>
+int ExitOnException(const char* program, Body body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    std::cerr << program << ": error: out of memory\n";
+  } catch (const std::exception& e) {
+    std::cerr << program << ": error: " << std::string(e.what()).substr(0, 200) << "\n";
+  }
+  return 1;
+}
+
+}  // namespace taot::cli
