@@ -64,6 +64,7 @@ absl::Status Job::Start(std::vector<int> node_of_rank) {
   rc.slots_per_rank = config_.slots_per_rank;
   rc.expert_bytes = config_.expert_bytes;
   rc.round_timeout = config_.round_timeout;
+  rc.max_round_bytes = config_.max_round_bytes;
   rc.registry = config_.registry;
   rc.place = config_.predictive;
   if (config_.observer != nullptr) {

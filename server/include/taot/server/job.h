@@ -41,6 +41,8 @@ struct JobConfig {
   // node name they register with, and planning waits until all have registered.
   std::optional<std::vector<int>> node_of_rank;
   absl::Duration round_timeout = absl::Milliseconds(100);
+  // The load matrices of the rounds kept at most this many bytes (RoundsConfig::max_round_bytes).
+  int64_t max_round_bytes = int64_t{1} << 30;
   std::string planner = "taot";
   PlannerParams params;
   JobObserver* observer = nullptr;  // not owned; outlives the job
