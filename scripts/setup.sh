@@ -8,8 +8,8 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   # core library and command line
   libabsl-dev nlohmann-json3-dev libcli11-dev
-  # the planner daemon: gRPC and protobuf
-  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc prometheus-cpp-dev
+  # the planner daemon: gRPC and protobuf, metrics, its strict TOML settings file
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc prometheus-cpp-dev libtomlplusplus-dev
   # libtaot_client: its Gloo transport; its Python module; the PyTorch end-to-end test
   libgloo-dev pybind11-dev python3-dev python3-torch
   # promtool, which lints the daemon's /metrics in the tests; the deploy test's real Prometheus,

@@ -1,20 +1,24 @@
 // taot-planner: the per-job planner daemon. Ranks register and report their loads
 // (taot.v1.Planner); operators watch and steer it (taot.v1.Admin, taotctl); Kubernetes probes
-// it (grpc.health.v1). SIGTERM: NOT_SERVING, in-flight calls finish, exit within the grace
-// period.
+// it (grpc.health.v1). SIGTERM: NOT_SERVING while calls are still accepted (the drain), then
+// in-flight calls finish; exit within the grace period. Settings: taot/server/daemon_config.h.
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <memory>
+#include <new>
+#include <optional>
+#include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
@@ -22,9 +26,11 @@
 #include <prometheus/registry.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/strings/ascii.h"
-#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "taot/server/daemon_config.h"
 #include "taot/server/job.h"
 #include "taot/server/log.h"
 #include "taot/server/metrics.h"
@@ -33,25 +39,6 @@
 
 namespace taot::server {
 namespace {
-
-struct Args {
-  JobConfig job;
-  std::vector<std::string> params;
-  int ranks_per_node = 0;
-  std::string listen = "127.0.0.1:50051";
-  std::string metrics_listen = "127.0.0.1:9464";
-  int round_timeout_ms = 100;
-  int max_message_mb = 64;
-  int grace_s = 10;
-  std::string log_level = "info";
-  std::string token_file;
-  std::string tls_cert, tls_key, tls_client_ca;
-  std::string config_file;
-  std::vector<std::string> plugins;
-  // Filled by Configure.
-  std::string token;
-  std::shared_ptr<grpc::ServerCredentials> credentials;
-};
 
 absl::StatusOr<std::string> ReadFile(const std::string& flag, const std::string& path) {
   std::ifstream file(path);
@@ -62,134 +49,46 @@ absl::StatusOr<std::string> ReadFile(const std::string& flag, const std::string&
 }
 
 // Plain TCP, TLS, or mutual TLS (a client CA: clients must present a certificate it signed).
-absl::Status ConfigureTransport(Args& a) {
-  if (a.tls_cert.empty() != a.tls_key.empty()) {
-    return absl::InvalidArgumentError("--tls-cert and --tls-key: give both or neither");
-  }
-  if (a.tls_cert.empty()) {
-    if (!a.tls_client_ca.empty()) return absl::InvalidArgumentError("--tls-client-ca: needs --tls-cert and --tls-key");
-    a.credentials = grpc::InsecureServerCredentials();
-    return absl::OkStatus();
-  }
-  absl::StatusOr<std::string> cert = ReadFile("--tls-cert", a.tls_cert);
+// ConfigureDaemon has checked which files go together.
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const DaemonSettings& s) {
+  if (s.tls_cert.empty()) return grpc::InsecureServerCredentials();
+  absl::StatusOr<std::string> cert = ReadFile("--tls-cert", s.tls_cert);
   if (!cert.ok()) return cert.status();
-  absl::StatusOr<std::string> key = ReadFile("--tls-key", a.tls_key);
+  absl::StatusOr<std::string> key = ReadFile("--tls-key", s.tls_key);
   if (!key.ok()) return key.status();
   grpc::SslServerCredentialsOptions options(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
   options.pem_key_cert_pairs.push_back({*key, *cert});
-  if (!a.tls_client_ca.empty()) {
-    absl::StatusOr<std::string> ca = ReadFile("--tls-client-ca", a.tls_client_ca);
+  if (!s.tls_client_ca.empty()) {
+    absl::StatusOr<std::string> ca = ReadFile("--tls-client-ca", s.tls_client_ca);
     if (!ca.ok()) return ca.status();
     options.pem_root_certs = *ca;
     options.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
-  a.credentials = grpc::SslServerCredentials(options);
-  return absl::OkStatus();
+  return grpc::SslServerCredentials(options);
 }
 
-// The job token from --token-file, else from $TAOT_JOB_TOKEN; none: no check.
-absl::Status ConfigureToken(Args& a) {
-  if (!a.token_file.empty()) {
-    absl::StatusOr<std::string> token = ReadFile("--token-file", a.token_file);
-    if (!token.ok()) return token.status();
-    a.token = std::string(absl::StripAsciiWhitespace(*token));
-    if (a.token.empty()) return absl::InvalidArgumentError(absl::StrCat("--token-file: '", a.token_file, "' is empty"));
-  } else if (const char* env = std::getenv("TAOT_JOB_TOKEN"); env != nullptr) {
-    a.token = std::string(absl::StripAsciiWhitespace(env));
-  }
-  return absl::OkStatus();
+std::optional<std::string_view> EnvToken() {
+  const char* env = std::getenv("TAOT_JOB_TOKEN");
+  if (env == nullptr) return std::nullopt;
+  return std::string_view(env);
 }
 
-absl::Status Configure(Args& a) {
-  for (const std::string& item : a.params) {
-    std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
-    if (kv.size() != 2 || kv[0].empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("--param: must be key=value, got '", item, "'"));
-    }
-    a.job.params[kv[0]] = kv[1];
-  }
-  if (a.ranks_per_node < 0) return absl::InvalidArgumentError("--ranks-per-node: must be >= 1");
-  if (a.ranks_per_node > 0) {
-    std::vector<int> nodes;
-    for (int r = 0; r < a.job.world_size; ++r) nodes.push_back(r / a.ranks_per_node);
-    a.job.node_of_rank = nodes;
-  }
-  if (a.round_timeout_ms <= 0) return absl::InvalidArgumentError("--round-timeout-ms: must be >= 1");
-  a.job.round_timeout = absl::Milliseconds(a.round_timeout_ms);
-  if (a.max_message_mb <= 0 || a.max_message_mb > 2047) {
-    return absl::InvalidArgumentError("--max-message-mb: must be in [1, 2047]");
-  }
-  if (a.grace_s < 0) return absl::InvalidArgumentError("--grace-s: must be >= 0");
-  LogLevel level;
-  if (!ParseLogLevel(a.log_level, level)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--log-level: must be debug, info, warning or error, got '", a.log_level, "'"));
-  }
-  SetLogLevel(level);
-  if (absl::Status s = ConfigureToken(a); !s.ok()) return s;
-  return ConfigureTransport(a);
-}
-
-// The command line, over the --config file's settings (TOML or INI; keys are the long flag
-// names, e.g. `world-size = 16`, `param = ["target_imbalance_pct=5"]`): flags win. --help
-// prints and comes back CANCELLED.
-absl::Status ParseArgs(int argc, char** argv, Args& a) {
-  CLI::App app{"taot-planner: the per-job expert replica planner daemon (gRPC, taot.v1)"};
-  app.set_config("--config", "", "Settings file (TOML); flags given on the command line win");
-  app.add_option("--job-id", a.job.job_id, "The training job this daemon serves")->required();
-  app.add_option("--world-size", a.job.world_size, "Expert-parallel ranks R")->required();
-  app.add_option("--experts", a.job.experts, "Experts per MoE layer (a multiple of R)")->required();
-  app.add_option("--slots", a.job.slots_per_rank, "Guest slots per rank, K")->capture_default_str();
-  app.add_option("--expert-bytes", a.job.expert_bytes, "Bytes of one expert's weights (for the figures)");
-  app.add_option("--ranks-per-node", a.ranks_per_node,
-                 "Ranks per node (rank r on node r / G); default: grouped by the node names ranks register with");
-  app.add_option("--inter-node-cost", a.job.inter_node_cost, "λ, the cost of a cross-node transfer")->capture_default_str();
-  app.add_option("--planner", a.job.planner, "Planner (taot planners lists them)")->capture_default_str();
-  app.add_option("--param", a.params, "Planner parameter key=value (repeatable)");
-  app.add_option("--listen", a.listen, "Address to serve on (port 0: any free port)")->capture_default_str();
-  app.add_option("--metrics-listen", a.metrics_listen, "Address of /metrics for Prometheus (empty: none)")
-      ->capture_default_str();
-  app.add_option("--round-timeout-ms", a.round_timeout_ms, "How long a round waits for its last row")->capture_default_str();
-  app.add_option("--max-message-mb", a.max_message_mb, "Largest request or response")->capture_default_str();
-  app.add_option("--grace-s", a.grace_s, "Seconds in-flight calls get after SIGTERM")->capture_default_str();
-  app.add_option("--log-level", a.log_level, "debug, info, warning or error")->capture_default_str();
-  app.add_option("--token-file", a.token_file,
-                 "File holding the job token every call must carry (default: $TAOT_JOB_TOKEN, else none)");
-  app.add_option("--tls-cert", a.tls_cert, "Server certificate (PEM) for TLS");
-  app.add_option("--tls-key", a.tls_key, "Server private key (PEM) for TLS");
-  app.add_option("--tls-client-ca", a.tls_client_ca, "CA (PEM) that signs client certificates: mutual TLS");
-  app.add_flag("--predictive", a.job.predictive,
-               "Place every planned layer's next step from the start (WatchPlacements); otherwise from the first "
-               "watcher");
-  app.add_option("--plugin", a.plugins,
-                 "Planner plugin to load (a shared library, taot/planner_plugin.h; repeatable); its name joins "
-                 "--planner's choices");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) {
-      app.exit(e);
-      return absl::CancelledError("help");
-    }
-    return absl::InvalidArgumentError(e.what());
-  }
-  a.config_file = app.get_config_ptr()->as<std::string>();
-  return absl::OkStatus();
+// The settings from the command line and the --config file, checked.
+absl::Status Settings(int argc, char** argv, DaemonSettings& s) {
+  if (absl::Status parsed = ParseDaemonArgs(argc, argv, s); !parsed.ok()) return parsed;
+  return ConfigureDaemon(s, EnvToken());
 }
 
 // SIGHUP: reads the settings again (the --config file under the same command line) and applies
-// what can change while running, the planner with its parameters and the log level; other
-// changes are logged as needing a restart. An invalid file changes nothing.
-void Reload(int argc, char** argv, const Args& running, Job& job) {
-  Args fresh;
-  absl::Status s = ParseArgs(argc, argv, fresh);
-  if (s.ok()) s = Configure(fresh);
-  if (!s.ok()) {
-    // Configure may have set the new log level before it failed: restore the running one.
-    if (LogLevel level; ParseLogLevel(running.log_level, level)) SetLogLevel(level);
+// what can change while running, the planner with its parameters and the log level; every
+// other change is named as needing a restart. An invalid file changes nothing.
+void Reload(int argc, char** argv, const DaemonSettings& running, Job& job) {
+  DaemonSettings fresh;
+  if (absl::Status s = Settings(argc, argv, fresh); !s.ok()) {
     Log(LogLevel::kError, "reload refused; nothing changed", {{"error", std::string(s.message())}});
     return;
   }
+  SetLogLevel(fresh.level);
   const JobStatus status = job.Status();
   if (fresh.job.planner != status.planner || fresh.job.params != status.params) {
     if (absl::Status swapped = job.SetPlanner(fresh.job.planner, fresh.job.params); !swapped.ok()) {
@@ -199,23 +98,29 @@ void Reload(int argc, char** argv, const Args& running, Job& job) {
                                               {"version", std::to_string(job.Status().planner_version)}});
     }
   }
-  const JobConfig& was = running.job;
-  const JobConfig& now = fresh.job;
-  if (now.job_id != was.job_id || now.world_size != was.world_size || now.experts != was.experts ||
-      now.slots_per_rank != was.slots_per_rank || now.node_of_rank != was.node_of_rank ||
-      now.inter_node_cost != was.inter_node_cost || fresh.listen != running.listen ||
-      fresh.metrics_listen != running.metrics_listen || fresh.round_timeout_ms != running.round_timeout_ms ||
-      fresh.token != running.token || fresh.tls_cert != running.tls_cert || fresh.tls_key != running.tls_key ||
-      fresh.tls_client_ca != running.tls_client_ca || fresh.max_message_mb != running.max_message_mb) {
-    Log(LogLevel::kWarning, "reload: job, topology, timeouts, addresses, token and TLS settings changed in the "
-                            "file take effect only after a restart");
+  if (std::vector<std::string> changed = SettingsNeedingRestart(running, fresh); !changed.empty()) {
+    Log(LogLevel::kWarning, "reload: these changed settings take effect only after a restart",
+        {{"settings", absl::StrJoin(changed, ",")}});
   }
   Log(LogLevel::kInfo, "reloaded", {{"config", running.config_file}});
 }
 
+// After SIGTERM: health says NOT_SERVING while calls are still accepted, so that Kubernetes
+// takes the pod out of its endpoints before the port closes. A second SIGTERM or SIGINT ends it.
+void Drain(absl::Duration drain, const sigset_t& signals) {
+  const absl::Time end = absl::Now() + drain;
+  for (absl::Duration left = drain; left > absl::ZeroDuration(); left = end - absl::Now()) {
+    const timespec wait = absl::ToTimespec(left);
+    const int signal = sigtimedwait(&signals, nullptr, &wait);
+    if (signal == SIGTERM || signal == SIGINT) return;
+  }
+}
+
 // Waits for signals on its own thread (they are blocked everywhere else): SIGHUP reloads;
-// SIGTERM or SIGINT report NOT_SERVING and shut the server down with the grace period.
-void HandleSignals(int argc, char** argv, const Args& running, Job& job, grpc::Server& server, sigset_t signals) {
+// SIGTERM or SIGINT report NOT_SERVING, drain, and shut the server down with the rest of the
+// grace period.
+void HandleSignals(int argc, char** argv, const DaemonSettings& running, Job& job, grpc::Server& server,
+                   sigset_t signals) {
   while (true) {
     int signal = 0;
     sigwait(&signals, &signal);
@@ -223,13 +128,37 @@ void HandleSignals(int argc, char** argv, const Args& running, Job& job, grpc::S
       Reload(argc, argv, running, job);
       continue;
     }
+    const absl::Time deadline = absl::Now() + absl::Seconds(running.grace_s);
+    const absl::Duration drain = absl::Seconds(std::min(running.drain_s, running.grace_s));
     Log(LogLevel::kInfo, "shutting down", {{"signal", signal == SIGTERM ? "SIGTERM" : "SIGINT"},
+                                          {"drain_s", absl::StrCat(absl::ToInt64Seconds(drain))},
                                           {"grace_s", std::to_string(running.grace_s)}});
     server.GetHealthCheckService()->SetServingStatus(false);
-    server.Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(running.grace_s));
+    Drain(drain, signals);
+    server.Shutdown(absl::ToChronoTime(deadline));
     return;
   }
 }
+
+// The error for a server that could not bind `address`: "address in use" when that is why.
+std::string ListenError(const std::string& address, std::string_view fallback) {
+  absl::Status probe = ProbeListen(address);
+  return probe.ok() ? std::string(fallback) : std::string(probe.message());
+}
+
+// /metrics on its own CivetWeb server. Its workers block on a connection until a request is
+// read, so idle or half-sent connections (a port scan, a stalled client) must not hold all of
+// them for long: more workers than scrapers, a short request timeout, no keep-alive.
+absl::StatusOr<std::unique_ptr<prometheus::Exposer>> ServeMetrics(const std::string& address) {
+  try {
+    return std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+        "listening_ports", address, "num_threads", "8", "request_timeout_ms", "2000", "enable_keep_alive", "no"});
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(ListenError(address, e.what()));
+  }
+}
+
+std::string Host(const std::string& address) { return address.substr(0, address.rfind(':')); }
 
 int Main(int argc, char** argv) {
   // Block the signals before anything starts a thread (gRPC's, the metrics server's), so that
@@ -243,46 +172,52 @@ int Main(int argc, char** argv) {
   // Debian's Abseil checks every mutex acquisition for lock-order cycles (a debugging aid that
   // showed up in the load benchmark's profile); the daemon's lock order is fixed.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-  Args a;
-  if (absl::Status parsed = ParseArgs(argc, argv, a); !parsed.ok()) {
-    if (parsed.code() == absl::StatusCode::kCancelled) return 0;  // --help
-    std::cerr << "taot-planner: error: " << parsed.message() << " (see taot-planner --help)\n";
+  DaemonSettings a;
+  if (absl::Status configured = Settings(argc, argv, a); !configured.ok()) {
+    if (configured.code() == absl::StatusCode::kCancelled) return 0;  // --help
+    std::cerr << "taot-planner: error: " << configured.message() << " (see taot-planner --help)\n";
     return 2;
   }
-  absl::Status configured = Configure(a);
-  // The built-in planners, then the plugins.
+  SetLogLevel(a.level);
+  // The built-in planners, then the plugins: loaded before gRPC (credentials included) starts
+  // its threads: loading a plugin may fork a child to try the library first.
   PlannerRegistry planners = PlannerRegistry::BuiltIn();
+  absl::Status loaded = absl::OkStatus();
   for (const std::string& path : a.plugins) {
-    if (!configured.ok()) break;
     absl::StatusOr<std::string> name = RegisterPlugin(path, planners);
     if (!name.ok()) {
-      configured = name.status();
+      loaded = name.status();
       break;
     }
     Log(LogLevel::kInfo, "plugin loaded", {{"planner", *name}, {"path", path}});
   }
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = Credentials(a);
+  if (loaded.ok()) loaded = credentials.status();
   a.job.registry = &planners;
   auto registry = std::make_shared<prometheus::Registry>();
   Metrics metrics(*registry);
   a.job.observer = &metrics;
   absl::StatusOr<std::unique_ptr<Job>> job =
-      configured.ok() ? Job::Create(a.job) : absl::StatusOr<std::unique_ptr<Job>>(configured);
+      loaded.ok() ? Job::Create(a.job) : absl::StatusOr<std::unique_ptr<Job>>(loaded);
   if (!job.ok()) {
     std::cerr << "taot-planner: error: " << job.status().message() << "\n";
     return 2;
   }
+  if (!IsLoopbackListen(a.listen) && a.token.empty() && a.tls_client_ca.empty()) {
+    Log(LogLevel::kWarning, "serving beyond loopback without authentication (--allow-unauthenticated)",
+        {{"address", a.listen}});
+  }
 
   std::unique_ptr<prometheus::Exposer> exposer;
   if (!a.metrics_listen.empty()) {
-    try {
-      exposer = std::make_unique<prometheus::Exposer>(a.metrics_listen);
-    } catch (const std::exception& e) {
-      Log(LogLevel::kError, "cannot serve metrics", {{"address", a.metrics_listen}, {"error", e.what()}});
+    absl::StatusOr<std::unique_ptr<prometheus::Exposer>> served = ServeMetrics(a.metrics_listen);
+    if (!served.ok()) {
+      Log(LogLevel::kError, "cannot serve metrics", {{"address", a.metrics_listen}, {"error", std::string(served.status().message())}});
       return 1;
     }
+    exposer = *std::move(served);
     exposer->RegisterCollectable(registry);
-    const std::string host = a.metrics_listen.substr(0, a.metrics_listen.rfind(':'));
-    Log(LogLevel::kInfo, "metrics", {{"address", absl::StrCat(host, ":", exposer->GetListeningPorts().at(0))}});
+    Log(LogLevel::kInfo, "metrics", {{"address", absl::StrCat(Host(a.metrics_listen), ":", exposer->GetListeningPorts().at(0))}});
   }
   PlannerService planner(**job, a.token);
   AdminService admin(**job, a.token);
@@ -290,19 +225,21 @@ int Main(int argc, char** argv) {
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(a.listen, a.credentials, &port);
+  builder.AddListeningPort(a.listen, *credentials, &port);
+  // gRPC sets SO_REUSEPORT by default: a second daemon on the same address would start and
+  // share its connections with the first.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(a.max_message_mb << 20);
   builder.SetMaxSendMessageSize(a.max_message_mb << 20);
   builder.RegisterService(&planner);
   builder.RegisterService(&admin);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
-    Log(LogLevel::kError, "cannot listen", {{"address", a.listen}});
+    Log(LogLevel::kError, "cannot listen", {{"address", a.listen}, {"error", ListenError(a.listen, "see gRPC's log above")}});
     return 1;
   }
-  const std::string host = a.listen.substr(0, a.listen.rfind(':'));
   Log(LogLevel::kInfo, "listening",
-      {{"address", absl::StrCat(host, ":", port)}, {"job", a.job.job_id}, {"world_size", std::to_string(a.job.world_size)},
+      {{"address", absl::StrCat(Host(a.listen), ":", port)}, {"job", a.job.job_id}, {"world_size", std::to_string(a.job.world_size)},
        {"experts", std::to_string(a.job.experts)}, {"planner", a.job.planner},
        {"tls", a.tls_cert.empty() ? "off" : (a.tls_client_ca.empty() ? "on" : "mutual")},
        {"token", a.token.empty() ? "none" : "required"}});
@@ -316,4 +253,15 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace taot::server
 
-int main(int argc, char** argv) { return taot::server::Main(argc, argv); }
+// What cannot be checked up front (memory running out, a library's exception) ends the daemon
+// with a message and status 1, never an abort.
+int main(int argc, char** argv) {
+  try {
+    return taot::server::Main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "taot-planner: error: out of memory\n";
+  } catch (const std::exception& e) {
+    std::cerr << "taot-planner: error: " << e.what() << "\n";
+  }
+  return 1;
+}

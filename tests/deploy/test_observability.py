@@ -182,9 +182,13 @@ class ChartTest(unittest.TestCase):
                               capture_output=True, text=True)
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
 
+    def valid_defaults(self):
+        """values.yaml with what a user must add: job.id and a token."""
+        return merged(self.values, {"job": {"id": "default"},
+                                    "token": {"enabled": True, "create": True, "value": "t"}})
+
     def test_values_and_every_ci_values_file_pass_the_schema(self):
-        defaults = dict(self.values, job=dict(self.values["job"], id="default"))  # job.id is required
-        jsonschema.validate(defaults, self.schema)
+        jsonschema.validate(self.valid_defaults(), self.schema)
         ci = os.path.join(CHART, "ci")
         files = sorted(os.listdir(ci))
         self.assertGreaterEqual(len(files), 3)
@@ -201,12 +205,20 @@ class ChartTest(unittest.TestCase):
             {"tls": {"enabled": True, "secretName": ""}},
             {"metrics": {"podMonitor": {"enabled": True, "interval": "fast"}}},
             {"unknownKey": 1},
+            {"drainSeconds": -1},
+            # Listening beyond loopback with no way to authenticate callers, unless said so.
+            {"token": {"enabled": False}},
+            {"token": {"enabled": False}, "tls": {"enabled": True, "secretName": "s"}},
         ]
         for override in bad:
             with self.subTest(override=override):
-                values = merged(dict(self.values, job=dict(self.values["job"], id="j")), override)
+                values = merged(self.valid_defaults(), override)
                 with self.assertRaises(jsonschema.ValidationError):
                     jsonschema.validate(values, self.schema)
+        for good in ({"token": {"enabled": False}, "allowUnauthenticated": True},
+                     {"token": {"enabled": False}, "tls": {"enabled": True, "secretName": "s", "clientCA": True}}):
+            with self.subTest(good=good):
+                jsonschema.validate(merged(self.valid_defaults(), good), self.schema)
 
     def test_templates_read_only_values_that_exist(self):
         templates = os.path.join(CHART, "templates")
@@ -262,15 +274,97 @@ class ChartTest(unittest.TestCase):
                     self.assertIn('pod=~"$pod"', t["expr"])
 
 
+def render_config_toml(values):
+    """The chart's config.toml for `values`. Without helm here, a line-by-line rendering of the
+    few template actions configmap.yaml uses; any other action fails the test, so a template
+    change cannot slip past unrendered."""
+    with open(os.path.join(CHART, "templates", "configmap.yaml")) as f:
+        template = f.read().split("config.toml: |\n", 1)[1]
+
+    def lookup(path):
+        node = values
+        for key in path.removeprefix(".Values.").split("."):
+            node = node[key]
+        return node
+
+    def text(v):
+        return ("true" if v else "false") if isinstance(v, bool) else str(v)
+
+    def condition(expr):
+        if m := re.fullmatch(r"gt \(int (\.Values\.[\w.]+)\) 0", expr):
+            return int(lookup(m[1])) > 0
+        if m := re.fullmatch(r"and (\.Values\.[\w.]+) (\.Values\.[\w.]+)", expr):
+            return bool(lookup(m[1])) and bool(lookup(m[2]))
+        if re.fullmatch(r"\.Values\.[\w.]+", expr):
+            return bool(lookup(expr))
+        raise AssertionError(f"configmap.yaml: an action this test cannot render: {expr}")
+
+    def output(expr):
+        if expr == 'join ", " $params':
+            return ", ".join(json.dumps(f"{k}={v}") for k, v in sorted(lookup(".Values.planner.params").items()))
+        if m := re.fullmatch(r"(\.Values\.[\w.]+)( \| quote| \| int64)?", expr):
+            return json.dumps(text(lookup(m[1]))) if m[2] == " | quote" else text(lookup(m[1]))
+        raise AssertionError(f"configmap.yaml: an action this test cannot render: {expr}")
+
+    out, active = [], [True]
+    for line in template.splitlines():
+        action = re.fullmatch(r"\s*\{\{-? (.*?) -?\}\}", line)
+        if action and action[1].startswith(("if ", "with ")):
+            active.append(active[-1] and condition(action[1].split(" ", 1)[1]))
+        elif action and action[1] == "end":
+            active.pop()
+        elif action and action[1].startswith(("$params", "range ")):
+            continue  # the params list, rendered by its join
+        elif active[-1]:
+            out.append(re.sub(r"\{\{ (.*?) \}\}", lambda m: output(m[1]), line.strip()))
+    return "\n".join(out) + "\n"
+
+
 class ConfigFileTest(unittest.TestCase):
+    """What the examples and the chart give the daemon starts it, under its strict reader."""
+
+    def run_config(self, toml, *args):
+        with tempfile.NamedTemporaryFile("w", suffix=".toml") as config:
+            config.write(toml)
+            config.flush()
+            # Flags win over the file: free ports instead of the example's.
+            daemon = start_daemon("--config", config.name, "--drain-s", "0", *args)
+            self.assertEqual(daemon.stop(), 0, "".join(daemon.log))
+
     def test_the_daemon_accepts_the_examples_configuration(self):
         with open(os.path.join(SOURCE, "deploy", "k8s", "examples", "standalone-deployment.yaml")) as f:
             config_map = next(d for d in yaml.safe_load_all(f) if d["kind"] == "ConfigMap")
-        with tempfile.NamedTemporaryFile("w", suffix=".toml") as config:
-            config.write(config_map["data"]["config.toml"])
-            config.flush()
-            # Flags win over the file: free ports instead of the example's.
-            self.assertEqual(start_daemon("--config", config.name).stop(), 0)
+        self.run_config(config_map["data"]["config.toml"])
+
+    def test_every_example_daemon_authenticates_its_callers(self):
+        examples = os.path.join(SOURCE, "deploy", "k8s", "examples")
+        for name in sorted(os.listdir(examples)):
+            with open(os.path.join(examples, name)) as f:
+                text = f.read()
+            containers = re.findall(r"- name: taot-planner\n((?:\s+.*\n)+?)\s+(?:ports|volumeMounts):", text)
+            with self.subTest(example=name):
+                self.assertTrue(containers, "no taot-planner container found")
+                for c in containers:
+                    self.assertRegex(c, r"--token-file=|--tls-client-ca=|--allow-unauthenticated")
+
+    def test_the_daemon_accepts_the_charts_configuration(self):
+        with open(os.path.join(CHART, "values.yaml")) as f:
+            values = yaml.safe_load(f)
+        ci = os.path.join(CHART, "ci")
+        cases = {"defaults": merged(values, {"job": {"id": "default"}, "token": {"enabled": True}})}
+        for name in sorted(os.listdir(ci)):
+            with open(os.path.join(ci, name)) as f:
+                cases[name] = merged(values, yaml.safe_load(f))
+        with tempfile.NamedTemporaryFile("w") as token:
+            token.write("t\n")
+            token.flush()
+            for name, v in cases.items():
+                with self.subTest(values=name):
+                    toml = render_config_toml(v)
+                    self.assertIn(f"drain-s = {v['drainSeconds']}", toml)
+                    self.assertEqual("allow-unauthenticated = true" in toml, v["allowUnauthenticated"])
+                    args = ["--token-file", token.name] if v["token"]["enabled"] else []
+                    self.run_config(toml, *args)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ service; taotctl steers the daemon; bad flags fail clearly; SIGTERM stops it cle
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -51,11 +52,57 @@ def generate(out):
     sys.path.insert(0, out)
 
 
-def Daemon(*args):
-    return taot_testing.Daemon(DAEMON, *args)
+def Daemon(*args, drain_s=0):
+    """A daemon on free ports; no drain after SIGTERM unless a test is about it."""
+    return taot_testing.Daemon(DAEMON, "--drain-s", str(drain_s), *args)
 
 
-class DaemonTest(unittest.TestCase):
+class Started:
+    """taot-planner with arguments and environment as given (no free ports added): `listening`
+    says whether it came up; `stop` ends it and returns its exit status and log."""
+
+    def __init__(self, args, env=None):
+        self._log = tempfile.NamedTemporaryFile("w+", suffix=".log")
+        self.proc = subprocess.Popen([DAEMON, "--drain-s", "0", *args], stderr=self._log, text=True,
+                                     env=dict(os.environ, **(env or {})))
+        deadline = time.time() + 30
+        self.listening = False
+        while not self.listening and self.proc.poll() is None and time.time() < deadline:
+            time.sleep(0.05)
+            self.listening = "msg=listening" in self.log
+        if not self.listening and self.proc.poll() is None:
+            self.proc.kill()
+
+    @property
+    def log(self):
+        with open(self._log.name) as f:
+            return f.read()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        return self.proc.returncode, self.log
+
+
+def run_daemon(*args, env=None):
+    """taot-planner that is expected to refuse to start: its exit status and stderr (killed, and
+    so failing the caller's checks, if it is still running after 20 s)."""
+    try:
+        proc = subprocess.run([DAEMON, *args], capture_output=True, text=True, timeout=20,
+                              env=dict(os.environ, **(env or {})))
+    except subprocess.TimeoutExpired as e:
+        return None, f"still running after 20 s: {e.stderr}"
+    return proc.returncode, proc.stderr
+
+
+class ProtoTest(unittest.TestCase):
+    """The generated Python modules, and a case to plan."""
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
@@ -77,6 +124,8 @@ class DaemonTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
+
+class DaemonTest(ProtoTest):
     def test_registration_planning_and_health_from_python(self):
         daemon = Daemon("--job-id", "py", "--world-size", "8", "--experts", "32")
         try:
@@ -303,6 +352,154 @@ class DaemonTest(unittest.TestCase):
             proc = subprocess.run([DAEMON, "--job-id", "x", *args], capture_output=True, text=True, timeout=30)
             self.assertEqual(proc.returncode, 2, args)
             self.assertIn(needle, proc.stderr, args)
+
+
+class DaemonFaultTest(ProtoTest):
+    """Issue 11: start-up, configuration, the metrics port and shutdown under bad input and faults."""
+
+    JOB = ("--job-id", "f", "--world-size", "8", "--experts", "32", "--ranks-per-node", "4")
+
+    def health(self, address):
+        channel = self.grpc.insecure_channel(address)
+        try:
+            return self.health_grpc.HealthStub(channel).Check(self.health_pb.HealthCheckRequest(), timeout=5).status
+        finally:
+            channel.close()
+
+    def test_sizes_past_the_limits_are_refused_not_aborted(self):
+        for sizes, needle in ((("--world-size", "65536", "--experts", "65536"), "--world-size"),
+                              (("--world-size", "4096", "--experts", "65536"), "--world-size x --experts")):
+            code, err = run_daemon("--job-id", "x", *sizes, "--ranks-per-node", "8")
+            self.assertEqual(code, 2, err)
+            self.assertIn(needle, err)
+
+    def test_a_second_daemon_on_the_same_address_is_refused(self):
+        first = Daemon(*self.JOB)
+        try:
+            for listen, metrics, name in ((first.address, "127.0.0.1:0", "cannot listen"),
+                                          ("127.0.0.1:0", first.metrics, "cannot serve metrics")):
+                code, err = run_daemon(*self.JOB, "--listen", listen, "--metrics-listen", metrics)
+                self.assertEqual(code, 1, err)
+                self.assertIn(name, err)
+                self.assertIn("address in use", err)
+                self.assertIn(listen if name == "cannot listen" else metrics, err)
+            self.assertEqual(self.health(first.address), self.health_pb.HealthCheckResponse.SERVING)
+        finally:
+            self.assertEqual(first.stop(), 0)
+
+    def test_scrapes_are_answered_with_idle_and_half_sent_connections_open(self):
+        daemon = Daemon(*self.JOB)
+        host, port = daemon.metrics.rsplit(":", 1)
+        stalled = []
+        try:
+            for partial in (b"", b"", b"", b"GET /metrics HTTP/1.1\r\nHost: x\r\n"):
+                s = socket.create_connection((host, int(port)), timeout=5)
+                s.sendall(partial)
+                stalled.append(s)
+            time.sleep(0.2)  # the server has accepted them
+            started = time.monotonic()
+            text = daemon.scrape()  # times out (an error) after 10 s
+            elapsed = time.monotonic() - started
+            self.assertIn("taot_registered_ranks", text)
+            self.assertLess(elapsed, 5, "a scrape waited behind idle connections")
+        finally:
+            for s in stalled:
+                s.close()
+            self.assertEqual(daemon.stop(), 0)
+
+    def test_a_set_but_blank_token_is_an_error(self):
+        for blank in ("", "  "):
+            code, err = run_daemon(*self.JOB, "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
+                                   env={"TAOT_JOB_TOKEN": blank})
+            self.assertEqual(code, 2, err)
+            self.assertIn("$TAOT_JOB_TOKEN", err)
+
+    def test_beyond_loopback_needs_a_token_or_the_explicit_flag(self):
+        args = (*self.JOB, "--listen", "0.0.0.0:0", "--metrics-listen", "127.0.0.1:0")
+        code, err = run_daemon(*args)
+        self.assertEqual(code, 2, err)
+        self.assertIn("--listen: '0.0.0.0:0'", err)
+        self.assertIn("--allow-unauthenticated", err)
+        for extra, env, needle in (([], {"TAOT_JOB_TOKEN": "s3cret"}, "token=required"),
+                                   (["--allow-unauthenticated"], None, "without authentication")):
+            daemon = Started([*args, *extra], env=env)
+            code, log = daemon.stop()
+            self.assertTrue(daemon.listening, log)
+            self.assertEqual(code, 0, log)
+            self.assertIn(needle, log)
+
+    def config_mistakes(self):
+        """(what, text appended to a good file, the line the error must name)."""
+        return (("unknown key", 'planer = "echo"\n', "line 5: unknown key 'planer'"),
+                ("repeated key", 'planner = "llep"\n', "line 5"),
+                ("broken tail", 'slots = 2\nplanner = "ec', "line 6"),
+                ("wrong type", 'slots = "2"\n', "line 5: slots: must be an integer"))
+
+    def test_config_mistakes_are_errors_at_start(self):
+        good = 'job-id = "cfg"\nworld-size = 8\nexperts = 32\nplanner = "echo"\n'
+        config = os.path.join(self.tmp.name, "start.toml")
+        for what, extra, needle in self.config_mistakes():
+            with self.subTest(what), open(config, "w") as f:
+                f.write(good + extra)
+                f.flush()
+                code, err = run_daemon("--config", config, "--listen", "127.0.0.1:0", "--metrics-listen", "")
+                self.assertEqual(code, 2, err)
+                self.assertIn(needle, err)
+
+    def test_config_mistakes_are_refused_on_reload_and_restarts_are_named(self):
+        good = 'job-id = "cfg"\nworld-size = 8\nexperts = 32\nplanner = "echo"\n'
+        config = os.path.join(self.tmp.name, "reload.toml")
+        with open(config, "w") as f:
+            f.write(good)
+        daemon = Daemon("--config", config)
+
+        def reload(text, needle):
+            with open(config, "w") as f:
+                f.write(text)
+            before = len(daemon.log)
+            daemon.proc.send_signal(signal.SIGHUP)
+            deadline = time.time() + 20
+            while not any(needle in line for line in daemon.log[before:]) and time.time() < deadline:
+                time.sleep(0.05)
+            return "".join(daemon.log[before:])
+
+        try:
+            for what, extra, needle in self.config_mistakes():
+                with self.subTest(what):
+                    log = reload(good + extra, "reload refused")
+                    self.assertIn("reload refused; nothing changed", log)
+                    self.assertIn(needle, log)
+            plugin = os.path.join(BUILD, "server", "plugins", "libtaot_greedy_plugin.so")
+            log = reload(good.replace("echo", "llep") + f'plugin = ["{plugin}"]\n',
+                         "reloaded")
+            self.assertIn("settings=plugin", log)
+            self.assertIn("only after a restart", log)
+            self.assertIn('msg="reload: planner" planner=llep', log)
+        finally:
+            self.assertEqual(daemon.stop(), 0)
+
+    def test_sigterm_reports_not_serving_while_calls_are_still_accepted(self):
+        daemon = Daemon(*self.JOB, "--grace-s", "20", drain_s=8)  # a drain long enough for a slow start below
+        channel = self.grpc.insecure_channel(daemon.address)
+        admin = self.pb_grpc.AdminStub(channel)
+        try:
+            self.assertEqual(self.health(daemon.address), self.health_pb.HealthCheckResponse.SERVING)
+            daemon.proc.send_signal(signal.SIGTERM)
+            deadline = time.time() + 3
+            status = self.health_pb.HealthCheckResponse.SERVING
+            while status == self.health_pb.HealthCheckResponse.SERVING and time.time() < deadline:
+                status = self.health(daemon.address)  # before the fix: UNAVAILABLE, connection refused
+            self.assertEqual(status, self.health_pb.HealthCheckResponse.NOT_SERVING)
+            self.assertEqual(admin.GetStatus(self.pb.StatusRequest(), timeout=5).job_id, "f")
+            # A daemon started now on the same addresses is told why it cannot start.
+            code, err = run_daemon(*self.JOB, "--listen", daemon.address, "--metrics-listen", daemon.metrics)
+            self.assertEqual(code, 1, err)
+            self.assertIn("address in use", err)
+            self.assertIn(daemon.metrics, err)
+        finally:
+            channel.close()
+            self.assertEqual(daemon.stop(), 0)
+        self.assertTrue(any("drain_s=8" in line for line in daemon.log), daemon.log)
 
 
 if __name__ == "__main__":
