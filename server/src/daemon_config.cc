@@ -204,6 +204,10 @@ void AddOptions(Flags& f, DaemonSettings& s) {
       ->capture_default_str();
   f.Option("--round-timeout-ms", s.round_timeout_ms, "How long a round waits for its last row")->capture_default_str();
   f.Option("--max-message-mb", s.max_message_mb, "Largest request or response")->capture_default_str();
+  f.Option("--max-rounds-mb", s.max_rounds_mb,
+           "Memory for the rounds kept (R x E x 8 bytes each); a row for a new round past it is refused "
+           "(RESOURCE_EXHAUSTED) once settled rounds are dropped")
+      ->capture_default_str();
   f.Option("--grace-s", s.grace_s, "Seconds after SIGTERM until the daemon exits, the drain included")
       ->capture_default_str();
   f.Option("--drain-s", s.drain_s,
@@ -288,6 +292,8 @@ absl::Status ConfigureTimes(DaemonSettings& s) {
   if (absl::Status t = InRange("--round-timeout-ms", s.round_timeout_ms, 1, kMaxRoundTimeoutMs); !t.ok()) return t;
   s.job.round_timeout = absl::Milliseconds(s.round_timeout_ms);
   if (absl::Status m = InRange("--max-message-mb", s.max_message_mb, 1, 2047); !m.ok()) return m;
+  if (absl::Status m = InRange("--max-rounds-mb", s.max_rounds_mb, 1, 1 << 20); !m.ok()) return m;
+  s.job.max_round_bytes = int64_t{s.max_rounds_mb} << 20;
   if (absl::Status g = InRange("--grace-s", s.grace_s, 0, kMaxGraceSeconds); !g.ok()) return g;
   return InRange("--drain-s", s.drain_s, 0, kMaxGraceSeconds);
 }
@@ -397,6 +403,7 @@ std::vector<std::string> SettingsNeedingRestart(const DaemonSettings& running, c
       {"metrics-listen", fresh.metrics_listen != running.metrics_listen},
       {"round-timeout-ms", fresh.round_timeout_ms != running.round_timeout_ms},
       {"max-message-mb", fresh.max_message_mb != running.max_message_mb},
+      {"max-rounds-mb", fresh.max_rounds_mb != running.max_rounds_mb},
       {"grace-s", fresh.grace_s != running.grace_s},
       {"drain-s", fresh.drain_s != running.drain_s},
       {"token", fresh.token != running.token},

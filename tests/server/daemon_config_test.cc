@@ -150,6 +150,16 @@ TEST(DaemonConfigTest, SizesPastThePlannersLimitsAreRefused) {
   EXPECT_TRUE(Configure({"--world-size", "4096", "--experts", "4096", "--ranks-per-node", "8"}).ok());
 }
 
+TEST(DaemonConfigTest, TheRoundsMemoryLimitIsCheckedAndReachesTheJob) {
+  EXPECT_THAT(Configure({"--world-size", "8", "--experts", "32", "--max-rounds-mb", "0"}).message(),
+              HasSubstr("--max-rounds-mb"));
+  DaemonSettings s;
+  const char* argv[] = {"taot-planner", "--job-id", "j", "--world-size", "8", "--experts", "32", "--max-rounds-mb", "3"};
+  ASSERT_TRUE(ParseDaemonArgs(9, argv, s).ok());
+  ASSERT_TRUE(ConfigureDaemon(s, std::nullopt).ok());
+  EXPECT_EQ(s.job.max_round_bytes, int64_t{3} << 20);
+}
+
 TEST(DaemonConfigTest, ASetButBlankTokenIsAnError) {
   for (const char* blank : {"", "  \n"}) {
     EXPECT_THAT(Configure({"--world-size", "8", "--experts", "32"}, blank).message(), HasSubstr("$TAOT_JOB_TOKEN"));

@@ -27,6 +27,7 @@ struct DaemonSettings {
   std::string metrics_listen = "127.0.0.1:9464";
   int round_timeout_ms = 100;
   int max_message_mb = 64;
+  int max_rounds_mb = 1024;
   int grace_s = 10;
   int drain_s = 3;
   std::string log_level = "info";
