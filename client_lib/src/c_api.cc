@@ -1,9 +1,14 @@
 // The C ABI (taot/client/taot_client.h) over the C++ client.
 #include "taot/client/taot_client.h"
 
+#include <cmath>
+#include <cstdint>
 #include <exception>
+#include <limits>
 #include <memory>
+#include <new>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -42,6 +47,8 @@ taot_status Call(Body&& body) {
       return TAOT_OK;
     }
     return Fail(status);
+  } catch (const std::bad_alloc&) {
+    return Fail(absl::ResourceExhaustedError("out of memory"));
   } catch (const std::exception& e) {
     return Fail(absl::InternalError(e.what()));
   } catch (...) {
@@ -51,15 +58,43 @@ taot_status Call(Body&& body) {
 
 absl::Status Null(const char* field) { return absl::InvalidArgumentError(absl::StrCat(field, ": must not be NULL")); }
 
-absl::Duration Seconds(double s) { return absl::Milliseconds(static_cast<int64_t>(s * 1000)); }
+// The longest timeout the ABI takes: far above any collective's, and far below where a
+// double's seconds stop converting exactly to a duration.
+constexpr double kMaxTimeoutS = 86400;
+
+absl::StatusOr<absl::Duration> Timeout(const char* field, double seconds) {
+  if (std::isnan(seconds)) return absl::InvalidArgumentError(absl::StrCat(field, ": must be a number, got NaN"));
+  if (seconds < 0) return absl::InvalidArgumentError(absl::StrCat(field, ": must not be negative, got ", seconds));
+  if (seconds > kMaxTimeoutS) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": must be at most ", kMaxTimeoutS, " seconds (a day), got ", seconds));
+  }
+  return absl::Seconds(seconds);
+}
 
 std::string Text(const char* s) { return s == nullptr ? std::string() : std::string(s); }
 
-// The buffers of a move, checked.
-absl::StatusOr<taot::client::ExpertBuffers> Buffers(void* const* home, size_t num_home, void* const* slots,
-                                                    size_t num_slots, size_t bytes) {
+// The buffers of a move, checked against the client's shape before the pointer arrays are read:
+// a count is the caller's word for how far `home` and `slots` reach.
+absl::StatusOr<taot::client::ExpertBuffers> Buffers(taot::client::Client& client, void* const* home, size_t num_home,
+                                                    void* const* slots, size_t num_slots, size_t bytes) {
+  const auto home_experts = static_cast<size_t>(client.options().experts / client.transport().size());
+  if (num_home != home_experts) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("home: must have E / R = ", home_experts, " buffers, got ", num_home));
+  }
+  const auto slots_per_rank = static_cast<size_t>(client.options().slots_per_rank);
+  if (num_slots != slots_per_rank) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("slots: must have K = ", slots_per_rank, " buffers (slots per rank), got ", num_slots));
+  }
   if (home == nullptr && num_home > 0) return Null("home");
   if (slots == nullptr && num_slots > 0) return Null("slots");
+  constexpr auto kMaxBytes = static_cast<size_t>(std::numeric_limits<int64_t>::max());
+  if (bytes > kMaxBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bytes: must be at most ", kMaxBytes, " (the byte counters are int64_t), got ", bytes));
+  }
   taot::client::ExpertBuffers b;
   b.bytes = bytes;
   b.home.assign(home, home + num_home);
@@ -69,14 +104,18 @@ absl::StatusOr<taot::client::ExpertBuffers> Buffers(void* const* home, size_t nu
 
 template <typename Move>
 taot_status RunMove(taot_client* client, const taot_plan* plan, void* const* home, size_t num_home, void* const* slots,
-                    size_t num_slots, size_t bytes, int64_t* bytes_sent, int64_t* bytes_received, Move&& move) {
+                    size_t num_slots, size_t bytes, double timeout_s, int64_t* bytes_sent, int64_t* bytes_received,
+                    Move&& move) {
   return Call([&]() -> absl::Status {
     if (client == nullptr) return Null("client");
     if (plan == nullptr) return Null("plan");
-    absl::StatusOr<taot::client::ExpertBuffers> buffers = Buffers(home, num_home, slots, num_slots, bytes);
+    absl::StatusOr<absl::Duration> timeout = Timeout("timeout_s", timeout_s);
+    if (!timeout.ok()) return timeout.status();
+    absl::StatusOr<taot::client::ExpertBuffers> buffers =
+        Buffers(*client->client, home, num_home, slots, num_slots, bytes);
     if (!buffers.ok()) return buffers.status();
     taot::client::MovedBytes moved;
-    if (absl::Status s = move(*buffers, moved); !s.ok()) return s;
+    if (absl::Status s = move(*buffers, *timeout, moved); !s.ok()) return s;
     if (bytes_sent != nullptr) *bytes_sent = moved.sent;
     if (bytes_received != nullptr) *bytes_received = moved.received;
     return absl::OkStatus();
@@ -96,11 +135,13 @@ taot_status taot_gloo_connect(int rank, int size, const char* directory, const c
   return Call([&]() -> absl::Status {
     if (out == nullptr) return Null("out");
     if (directory == nullptr) return Null("directory");
+    absl::StatusOr<absl::Duration> timeout = Timeout("timeout_s", timeout_s);
+    if (!timeout.ok()) return timeout.status();
     taot::client::GlooOptions o;
     o.rank = rank;
     o.size = size;
     if (hostname != nullptr) o.hostname = hostname;
-    o.timeout = Seconds(timeout_s);
+    o.timeout = *timeout;
     absl::StatusOr<std::unique_ptr<taot::client::Transport>> t = taot::client::ConnectGlooThroughDirectory(o, directory);
     if (!t.ok()) return t.status();
     *out = new taot_transport{std::shared_ptr<taot::client::Transport>(*std::move(t))};
@@ -144,9 +185,14 @@ taot_status taot_client_create(const taot_client_options* options, taot_transpor
     o.mode = *mode;
     o.address = Text(options->address);
     o.token = Text(options->token);
-    o.call_timeout = Seconds(options->call_timeout_s);
-    o.placement_wait = Seconds(options->placement_wait_s);
-    o.collective_timeout = Seconds(options->collective_timeout_s);
+    for (auto [field, seconds, duration] :
+         {std::tuple{"options.call_timeout_s", options->call_timeout_s, &o.call_timeout},
+          {"options.placement_wait_s", options->placement_wait_s, &o.placement_wait},
+          {"options.collective_timeout_s", options->collective_timeout_s, &o.collective_timeout}}) {
+      absl::StatusOr<absl::Duration> timeout = Timeout(field, seconds);
+      if (!timeout.ok()) return timeout.status();
+      *duration = *timeout;
+    }
     o.planner = options->planner == nullptr ? "taot" : options->planner;
     absl::StatusOr<std::unique_ptr<taot::client::Client>> c = taot::client::Client::Create(o, transport->transport);
     if (!c.ok()) return c.status();
@@ -163,6 +209,12 @@ taot_status taot_client_plan_layer(taot_client* client, int64_t step, int32_t la
     if (client == nullptr) return Null("client");
     if (counts == nullptr && experts > 0) return Null("counts");
     if (out == nullptr) return Null("out");
+    // Before `counts` is read: `experts` says how far it reaches.
+    const auto client_experts = static_cast<size_t>(client->client->options().experts);
+    if (experts != client_experts) {
+      return absl::InvalidArgumentError(absl::StrCat("experts: must be the client's E = ", client_experts,
+                                                     " (one count per expert), got ", experts));
+    }
     absl::StatusOr<taot::client::LayerPlan> plan = client->client->PlanLayer(step, layer, {counts, experts});
     if (!plan.ok()) return plan.status();
     *out = new taot_plan{*std::move(plan)};
@@ -214,24 +266,25 @@ taot_status taot_reroute(const taot_plan* plan, int32_t ranks, int32_t experts, 
 taot_status taot_client_move_weights(taot_client* client, const taot_plan* plan, void* const* home, size_t num_home,
                                      void* const* slots, size_t num_slots, size_t bytes, double timeout_s,
                                      int64_t* bytes_sent, int64_t* bytes_received) {
-  return RunMove(client, plan, home, num_home, slots, num_slots, bytes, bytes_sent, bytes_received,
-                 [&](const taot::client::ExpertBuffers& buffers, taot::client::MovedBytes& moved) -> absl::Status {
+  return RunMove(client, plan, home, num_home, slots, num_slots, bytes, timeout_s, bytes_sent, bytes_received,
+                 [&](const taot::client::ExpertBuffers& buffers, absl::Duration timeout,
+                     taot::client::MovedBytes& moved) -> absl::Status {
                    absl::StatusOr<std::unique_ptr<taot::client::PendingExchange>> pending =
                        taot::client::StartWeightMoves(client->client->transport(), plan->plan.plan,
                                                       client->client->options().experts, buffers, &moved);
                    if (!pending.ok()) return pending.status();
-                   return (*pending)->Wait(Seconds(timeout_s));
+                   return (*pending)->Wait(timeout);
                  });
 }
 
 taot_status taot_client_return_gradients(taot_client* client, const taot_plan* plan, void* const* home,
                                          size_t num_home, void* const* slots, size_t num_slots, size_t bytes,
                                          double timeout_s, int64_t* bytes_sent, int64_t* bytes_received) {
-  return RunMove(client, plan, home, num_home, slots, num_slots, bytes, bytes_sent, bytes_received,
-                 [&](const taot::client::ExpertBuffers& buffers, taot::client::MovedBytes& moved) {
+  return RunMove(client, plan, home, num_home, slots, num_slots, bytes, timeout_s, bytes_sent, bytes_received,
+                 [&](const taot::client::ExpertBuffers& buffers, absl::Duration timeout,
+                     taot::client::MovedBytes& moved) {
                    return taot::client::ReturnGradients(client->client->transport(), plan->plan.plan,
-                                                        client->client->options().experts, buffers,
-                                                        Seconds(timeout_s), &moved);
+                                                        client->client->options().experts, buffers, timeout, &moved);
                  });
 }
 

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <functional>
+#include <new>
 #include <optional>
+#include <stdexcept>
+#include <unordered_set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -30,15 +33,51 @@ absl::Status CheckToken(const grpc::ServerContextBase& context, const std::strin
   return absl::UnauthenticatedError("authorization: missing or wrong job token (send 'authorization: Bearer <token>')");
 }
 
+absl::Status NotAValid(const google::protobuf::MessageLite& message) {
+  return absl::InvalidArgumentError(absl::StrCat("request: not a valid ", message.GetTypeName(), " message"));
+}
+
+// body(), with what it throws as a status: running out of memory is RESOURCE_EXHAUSTED, any
+// other exception `other` (gRPC would answer UNKNOWN, or abort on a callback thread). The
+// exception's text is quoted only in part: it may quote the request.
+template <typename Body>
+absl::Status Guarded(absl::StatusCode other, const char* field, const char* failed, Body&& body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+  } catch (const std::length_error&) {
+  } catch (const std::exception& e) {
+    return absl::Status(other, absl::StrCat(field, ": ", failed, ": ", std::string(e.what()).substr(0, 80)));
+  } catch (...) {
+    return absl::Status(other, absl::StrCat(field, ": ", failed));
+  }
+  return absl::ResourceExhaustedError(absl::StrCat(field, ": needs more memory than the daemon can give"));
+}
+
 // Checks the token, runs the RPC's body, counts the outcome with the job's observer and
 // returns it as a gRPC status.
 template <typename Body>
 grpc::Status Serve(const Job& job, std::string_view rpc, const grpc::ServerContext& context, const std::string& token,
                    Body&& body) {
   absl::Status status = CheckToken(context, token);
-  if (status.ok()) status = body();
+  if (status.ok()) status = Guarded(absl::StatusCode::kInternal, "request", "cannot be served", body);
   if (JobObserver* observer = job.observer()) observer->OnRequest(rpc, status);
   return ToGrpc(status);
+}
+
+// Serve for a unary RPC whose request this code reads (a streamed handler): the token first,
+// then the request's bytes, then body(request, response).
+template <typename Request, typename Response, typename Body>
+grpc::Status ServeUnary(const Job& job, std::string_view rpc, const grpc::ServerContext& context,
+                        const std::string& token, grpc::ServerUnaryStreamer<Request, Response>& streamer, Body&& body) {
+  return Serve(job, rpc, context, token, [&]() -> absl::Status {
+    Request request;
+    if (!streamer.Read(&request)) return NotAValid(request);
+    Response response;
+    if (absl::Status s = body(request, response); !s.ok()) return s;
+    streamer.Write(response);  // fails only when the caller is gone, who then sees no status either
+    return absl::OkStatus();
+  });
 }
 
 grpc::Status ToGrpc(const absl::Status& status) {
@@ -80,22 +119,27 @@ void ToProto(const RoundPlan& plan, taot::v1::Plan& out, bool with_lists) {
   stats->set_tokens_inter_node(s.tokens_inter_node);
 }
 
-absl::StatusOr<PlanRounds*> PlannerService::RoundsFor(const std::string& job_id) {
+absl::StatusOr<std::shared_ptr<PlanRounds>> PlannerService::RoundsFor(const std::string& job_id,
+                                                                    const std::string& run_id) {
   if (job_id != job_.id()) {
     return absl::NotFoundError(absl::StrCat("job_id: unknown job '", job_id, "' (this daemon serves '", job_.id(), "')"));
   }
-  return job_.Rounds();
+  return job_.Rounds(run_id);
 }
 
-grpc::Status PlannerService::RegisterRank(grpc::ServerContext* context, const taot::v1::RegisterRankRequest* request,
-                                          taot::v1::RegisterRankResponse* response) {
-  return Serve(job_, "RegisterRank", *context, token_, [&] { return DoRegisterRank(context, request, response); });
+grpc::Status PlannerService::StreamedRegisterRank(
+    grpc::ServerContext* context,
+    grpc::ServerUnaryStreamer<taot::v1::RegisterRankRequest, taot::v1::RegisterRankResponse>* streamer) {
+  return ServeUnary(job_, "RegisterRank", *context, token_, *streamer, [&](const auto& request, auto& response) {
+    return DoRegisterRank(context, &request, &response);
+  });
 }
 
 absl::Status PlannerService::DoRegisterRank(grpc::ServerContext*, const taot::v1::RegisterRankRequest* request,
                                           taot::v1::RegisterRankResponse* response) {
-  RankInfo info{request->job_id(), request->rank(), request->world_size(), request->node(), request->local_rank(),
-                request->device()};
+  RankInfo info{request->job_id(), request->rank(),    request->world_size(), request->node(),
+                request->local_rank(), request->device(), request->run_id(),   request->experts(),
+                request->slots_per_rank()};
   if (absl::Status s = job_.Register(info); !s.ok()) return s;
   const JobStatus status = job_.Status();
   response->set_registered(status.registered);
@@ -109,8 +153,21 @@ namespace {
 template <typename Message>
 absl::Status Parse(const grpc::ByteBuffer& bytes, Message& message) {
   grpc::ByteBuffer copy(bytes);  // shares the slices; Deserialize consumes its argument
-  if (!grpc::SerializationTraits<Message>::Deserialize(&copy, &message).ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("request: not a valid ", message.GetTypeName(), " message"));
+  if (!grpc::SerializationTraits<Message>::Deserialize(&copy, &message).ok()) return NotAValid(message);
+  return absl::OkStatus();
+}
+
+// Checked before any row counts, so a refused message changes nothing.
+absl::Status CheckLayers(const taot::v1::StreamRequest& request) {
+  if (request.layers_size() > PlannerService::kMaxStreamLayers) {
+    return absl::InvalidArgumentError(absl::StrCat("layers: at most ", PlannerService::kMaxStreamLayers,
+                                                   " per message, got ", request.layers_size()));
+  }
+  std::unordered_set<int32_t> seen;
+  for (int i = 0; i < request.layers_size(); ++i) {
+    if (const int32_t layer = request.layers(i).layer(); !seen.insert(layer).second) {
+      return absl::InvalidArgumentError(absl::StrCat("layers[", i, "]: layer ", layer, " is already in this message"));
+    }
   }
   return absl::OkStatus();
 }
@@ -225,7 +282,7 @@ class PlannerService::ReportLoadReactor final : public grpc::ServerUnaryReactor 
       return;
     }
     wait_ = std::make_shared<PlanWait>(1);
-    AwaitAll(*service_.job_.Rounds().value(), {*ticket}, wait_, [this](PlanWait::Plans plans) {
+    AwaitAll(*rounds_, {*ticket}, wait_, [this](PlanWait::Plans plans) {
       *response_ = WireBuffer(std::move(plans[0]));
       End(absl::OkStatus());
     });
@@ -243,10 +300,11 @@ class PlannerService::ReportLoadReactor final : public grpc::ServerUnaryReactor 
     if (absl::Status s = CheckToken(context, service_.token_); !s.ok()) return s;
     taot::v1::ReportLoadRequest request;
     if (absl::Status s = Parse(bytes, request); !s.ok()) return s;
-    absl::StatusOr<PlanRounds*> rounds = service_.RoundsFor(request.job_id());
+    absl::StatusOr<std::shared_ptr<PlanRounds>> rounds = service_.RoundsFor(request.job_id(), request.run_id());
     if (!rounds.ok()) return rounds.status();
+    rounds_ = *std::move(rounds);
     const auto& counts = request.counts();
-    return (*rounds)->SubmitRow({request.step(), request.layer()}, request.rank(),
+    return rounds_->SubmitRow({request.step(), request.layer()}, request.rank(),
                                 std::span<const int64_t>(counts.data(), static_cast<size_t>(counts.size())));
   }
 
@@ -255,6 +313,7 @@ class PlannerService::ReportLoadReactor final : public grpc::ServerUnaryReactor 
   PlannerService& service_;
   grpc::ByteBuffer* const response_;
   std::shared_ptr<PlanWait> wait_;  // set before gRPC can call OnCancel (the constructor runs first)
+  std::shared_ptr<PlanRounds> rounds_;  // the run's rounds this call reported to
 };
 
 grpc::ServerUnaryReactor* PlannerService::ReportLoad(grpc::CallbackServerContext* context,
@@ -269,7 +328,7 @@ grpc::ServerUnaryReactor* PlannerService::ReportMatrix(grpc::CallbackServerConte
     if (absl::Status s = CheckToken(*context, token_); !s.ok()) return s;
     taot::v1::ReportMatrixRequest request;
     if (absl::Status s = Parse(*bytes, request); !s.ok()) return s;
-    absl::StatusOr<PlanRounds*> rounds = RoundsFor(request.job_id());
+    absl::StatusOr<std::shared_ptr<PlanRounds>> rounds = RoundsFor(request.job_id(), request.run_id());
     if (!rounds.ok()) return rounds.status();
     const int64_t ranks = request.ranks(), experts = request.experts();
     if (ranks <= 0 || experts <= 0 || ranks * experts != request.counts_size()) {
@@ -336,7 +395,8 @@ class PlannerService::StreamReactor final : public grpc::ServerBidiReactor<grpc:
   absl::Status Submit() {
     taot::v1::StreamRequest request;
     if (absl::Status s = Parse(in_, request); !s.ok()) return s;
-    absl::StatusOr<PlanRounds*> rounds = service_.RoundsFor(request.job_id());
+    if (absl::Status s = CheckLayers(request); !s.ok()) return s;
+    absl::StatusOr<std::shared_ptr<PlanRounds>> rounds = service_.RoundsFor(request.job_id(), request.run_id());
     if (!rounds.ok()) return rounds.status();
     std::vector<PlanRounds::Ticket> tickets;
     for (int i = 0; i < request.layers_size(); ++i) {
@@ -384,16 +444,20 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* PlannerService::Str
   return new StreamReactor(*this, context);
 }
 
-grpc::Status PlannerService::WatchPlacements(grpc::ServerContext* context,
-                                             const taot::v1::WatchPlacementsRequest* request,
-                                             grpc::ServerWriter<taot::v1::Placement>* writer) {
-  return Serve(job_, "WatchPlacements", *context, token_, [&] { return DoWatchPlacements(context, request, writer); });
+grpc::Status PlannerService::StreamedWatchPlacements(
+    grpc::ServerContext* context,
+    grpc::ServerSplitStreamer<taot::v1::WatchPlacementsRequest, taot::v1::Placement>* streamer) {
+  return Serve(job_, "WatchPlacements", *context, token_, [&] {
+    taot::v1::WatchPlacementsRequest request;
+    if (!streamer->Read(&request)) return NotAValid(request);
+    return DoWatchPlacements(context, &request, streamer);
+  });
 }
 
-absl::Status PlannerService::DoWatchPlacements(grpc::ServerContext* context,
-                                               const taot::v1::WatchPlacementsRequest* request,
-                                               grpc::ServerWriter<taot::v1::Placement>* writer) {
-  absl::StatusOr<PlanRounds*> rounds = RoundsFor(request->job_id());
+absl::Status PlannerService::DoWatchPlacements(
+    grpc::ServerContext* context, const taot::v1::WatchPlacementsRequest* request,
+    grpc::ServerSplitStreamer<taot::v1::WatchPlacementsRequest, taot::v1::Placement>* writer) {
+  absl::StatusOr<std::shared_ptr<PlanRounds>> rounds = RoundsFor(request->job_id(), request->run_id());
   if (!rounds.ok()) return rounds.status();
   // Short waits, so a cancelled client or a shutting-down server ends the stream soon.
   uint64_t seen = 0;
@@ -416,9 +480,12 @@ absl::Status PlannerService::DoWatchPlacements(grpc::ServerContext* context,
   return absl::OkStatus();
 }
 
-grpc::Status AdminService::GetStatus(grpc::ServerContext* context, const taot::v1::StatusRequest* request,
-                                     taot::v1::StatusResponse* response) {
-  return Serve(job_, "GetStatus", *context, token_, [&] { return DoGetStatus(context, request, response); });
+grpc::Status AdminService::StreamedGetStatus(
+    grpc::ServerContext* context,
+    grpc::ServerUnaryStreamer<taot::v1::StatusRequest, taot::v1::StatusResponse>* streamer) {
+  return ServeUnary(job_, "GetStatus", *context, token_, *streamer, [&](const auto& request, auto& response) {
+    return DoGetStatus(context, &request, &response);
+  });
 }
 
 absl::Status AdminService::DoGetStatus(grpc::ServerContext*, const taot::v1::StatusRequest*,
@@ -435,9 +502,12 @@ absl::Status AdminService::DoGetStatus(grpc::ServerContext*, const taot::v1::Sta
   return absl::OkStatus();
 }
 
-grpc::Status AdminService::SetPlanner(grpc::ServerContext* context, const taot::v1::SetPlannerRequest* request,
-                                      taot::v1::SetPlannerResponse* response) {
-  return Serve(job_, "SetPlanner", *context, token_, [&] { return DoSetPlanner(context, request, response); });
+grpc::Status AdminService::StreamedSetPlanner(
+    grpc::ServerContext* context,
+    grpc::ServerUnaryStreamer<taot::v1::SetPlannerRequest, taot::v1::SetPlannerResponse>* streamer) {
+  return ServeUnary(job_, "SetPlanner", *context, token_, *streamer, [&](const auto& request, auto& response) {
+    return DoSetPlanner(context, &request, &response);
+  });
 }
 
 absl::Status AdminService::DoSetPlanner(grpc::ServerContext*, const taot::v1::SetPlannerRequest* request,
@@ -448,9 +518,13 @@ absl::Status AdminService::DoSetPlanner(grpc::ServerContext*, const taot::v1::Se
   return absl::OkStatus();
 }
 
-grpc::Status AdminService::PlanCase(grpc::ServerContext* context, const taot::v1::PlanCaseRequest* request,
-                                    taot::v1::Plan* response) {
-  return Serve(job_, "PlanCase", *context, token_, [&] { return DoPlanCase(context, request, response); });
+grpc::Status AdminService::StreamedPlanCase(
+    grpc::ServerContext* context, grpc::ServerUnaryStreamer<taot::v1::PlanCaseRequest, taot::v1::Plan>* streamer) {
+  return ServeUnary(job_, "PlanCase", *context, token_, *streamer, [&](const auto& request, auto& response) {
+    // The case is the caller's: what its parsing or planning throws is the case's fault.
+    return Guarded(absl::StatusCode::kInvalidArgument, "case_json", "cannot be planned",
+                   [&] { return DoPlanCase(context, &request, &response); });
+  });
 }
 
 absl::Status AdminService::DoPlanCase(grpc::ServerContext*, const taot::v1::PlanCaseRequest* request,

@@ -1,6 +1,7 @@
 /* The C ABI from plain C: two ranks (threads) plan a layer locally, move a replica's weights,
  * reroute their pairs and return the guest's gradient; bad calls get a status and a message.
  * Exits 0 when every check holds; prints the first failure otherwise. */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,15 @@ static void* rank_main(void* arg) {
   options.experts = EXPERTS;
   options.node = "n0";
   taot_client* client = NULL;
+  /* Timeouts are checked for what they are, not only their sign. */
+  options.collective_timeout_s = INFINITY;
+  CHECK(taot_client_create(&options, transport, &client) == TAOT_INVALID_ARGUMENT && client == NULL);
+  CHECK(strstr(taot_last_error(), "options.collective_timeout_s: must be at most 86400 seconds (a day), got inf") != NULL);
+  options.collective_timeout_s = 60;
+  options.call_timeout_s = NAN;
+  CHECK(taot_client_create(&options, transport, &client) == TAOT_INVALID_ARGUMENT && client == NULL);
+  CHECK(strstr(taot_last_error(), "options.call_timeout_s: must be a number, got NaN") != NULL);
+  options.call_timeout_s = 1;
   CHECK(taot_client_create(&options, transport, &client) == TAOT_OK);
   taot_transport_destroy(transport); /* the client keeps what it needs */
 
@@ -89,7 +99,23 @@ static void* rank_main(void* arg) {
   /* Bad calls: a status, a message naming the field, nothing changed. */
   taot_plan* none = NULL;
   CHECK(taot_client_plan_layer(client, 0, 1, counts, 3, &none) == TAOT_INVALID_ARGUMENT && none == NULL);
-  CHECK(strstr(taot_last_error(), "row: must have one entry per expert") != NULL);
+  CHECK(strstr(taot_last_error(), "experts: must be the client's E = 8 (one count per expert), got 3") != NULL);
+  /* Sizes stay size_t: a length that is E once cut to 32 bits is refused before counts is read. */
+  const size_t wraps = ((size_t)1 << 32) + EXPERTS;
+  CHECK(taot_client_plan_layer(client, 0, 1, counts, wraps, &none) == TAOT_INVALID_ARGUMENT && none == NULL);
+  CHECK(strstr(taot_last_error(), "experts: must be the client's E = 8 (one count per expert), got 4294967304") != NULL);
+  CHECK(taot_client_move_weights(client, plan, home, ((size_t)1 << 32) + 4, slot, 2, 64, 30, NULL, NULL) ==
+        TAOT_INVALID_ARGUMENT);
+  CHECK(strstr(taot_last_error(), "home: must have E / R = 4 buffers, got 4294967300") != NULL);
+  CHECK(taot_client_return_gradients(client, plan, home, 4, slot, ((size_t)1 << 32) + 2, 64, 30, NULL, NULL) ==
+        TAOT_INVALID_ARGUMENT);
+  CHECK(strstr(taot_last_error(), "slots: must have K = 2 buffers (slots per rank), got 4294967298") != NULL);
+  CHECK(taot_client_move_weights(client, plan, home, 4, slot, 2, 64, NAN, NULL, NULL) == TAOT_INVALID_ARGUMENT);
+  CHECK(strstr(taot_last_error(), "timeout_s: must be a number, got NaN") != NULL);
+  CHECK(taot_client_move_weights(client, plan, home, 4, slot, 2, 64, 1e300, NULL, NULL) == TAOT_INVALID_ARGUMENT);
+  CHECK(strstr(taot_last_error(), "timeout_s: must be at most 86400 seconds (a day), got 1e+300") != NULL);
+  CHECK(taot_client_return_gradients(client, plan, home, 4, slot, 2, 64, -1, NULL, NULL) == TAOT_INVALID_ARGUMENT);
+  CHECK(strstr(taot_last_error(), "timeout_s: must not be negative, got -1") != NULL);
   CHECK(taot_client_plan_layer(NULL, 0, 1, counts, EXPERTS, &none) == TAOT_INVALID_ARGUMENT);
   CHECK(strstr(taot_last_error(), "client: must not be NULL") != NULL);
   CHECK(taot_plan_replica(plan, 99, &expert, &guest) == TAOT_INVALID_ARGUMENT);
@@ -115,6 +141,12 @@ int main(int argc, char** argv) {
   taot_client* c = NULL;
   if (taot_client_create(&bad, NULL, &c) != TAOT_INVALID_ARGUMENT || strstr(taot_last_error(), "transport") == NULL) {
     fprintf(stderr, "a NULL transport was not refused by name: %s\n", taot_last_error());
+    return 1;
+  }
+  taot_transport* t = NULL;
+  if (taot_gloo_connect(0, 2, directory, "127.0.0.1", NAN, &t) != TAOT_INVALID_ARGUMENT || t != NULL ||
+      strstr(taot_last_error(), "timeout_s: must be a number, got NaN") == NULL) {
+    fprintf(stderr, "a NaN timeout was not refused as one: %s\n", taot_last_error());
     return 1;
   }
   pthread_t threads[2];

@@ -2,10 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
 #include "taot/planner/plan_validator.h"
 #include "taot/planner/run_planner.h"
 #include "taot/server/job.h"
 #include "taot/sim/case_generator.h"
+#include "taot/v1/planner.pb.h"
 
 namespace taot::server {
 namespace {
@@ -75,10 +80,55 @@ TEST(PluginTest, BrokenOrForeignLibrariesAreRefusedWithTheirPathAndCause) {
   auto missing = RegisterPlugin("/nonexistent/libplugin.so", registry);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("cannot load"), std::string::npos) << missing.status();
-  auto foreign = RegisterPlugin("libm.so.6", registry);
-  ASSERT_FALSE(foreign.ok());
-  EXPECT_NE(foreign.status().message().find("no symbol taotPlannerPlugin_v1"), std::string::npos) << foreign.status();
+  auto bare = RegisterPlugin("libm.so.6", registry);
+  ASSERT_FALSE(bare.ok());
+  EXPECT_NE(bare.status().message().find("give the library's path"), std::string::npos) << bare.status();
+  auto text = RegisterPlugin(__FILE__, registry);
+  ASSERT_FALSE(text.ok());
+  EXPECT_NE(text.status().message().find("not an ELF shared library"), std::string::npos) << text.status();
   EXPECT_EQ(registry.names().size(), before);
+}
+
+// The client library links the same generated protobuf descriptors as the daemon; loading it
+// aborted the process (protobuf's FATAL on registering them twice).
+TEST(PluginTest, ALibraryThatIsNoPluginIsRefusedBeforeAnyOfItsCodeRuns) {
+  const taot::v1::Plan daemon_side;  // this process holds the descriptors, as the daemon does
+  EXPECT_EQ(daemon_side.GetTypeName(), "taot.v1.Plan");
+  PlannerRegistry registry = PlannerRegistry::BuiltIn();
+  auto client = RegisterPlugin(TAOT_CLIENT_LIBRARY, registry);
+  ASSERT_FALSE(client.ok());
+  EXPECT_NE(client.status().message().find(TAOT_CLIENT_LIBRARY), std::string::npos) << client.status();
+  EXPECT_NE(client.status().message().find("does not export taotPlannerPlugin_v1"), std::string::npos)
+      << client.status();
+}
+
+// The ELF reader sees only the file: a plugin cut short anywhere is refused, never read past.
+TEST(PluginTest, ATruncatedLibraryIsRefused) {
+  std::ifstream in(TAOT_GREEDY_PLUGIN, std::ios::binary);
+  const std::string whole((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(whole.size(), 4096u);
+  const std::string path = ::testing::TempDir() + "/taot_truncated_plugin.so";
+  PlannerRegistry registry = PlannerRegistry::BuiltIn();
+  for (size_t size : {size_t{10}, size_t{100}, whole.size() / 2, whole.size() - 1}) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc).write(whole.data(), static_cast<std::streamsize>(size));
+    auto cut = RegisterPlugin(path, registry);
+    EXPECT_FALSE(cut.ok()) << size;
+    EXPECT_NE(cut.status().message().find(path), std::string::npos) << cut.status();
+  }
+  std::remove(path.c_str());
+}
+
+TEST(PluginTest, APluginWhoseLoadingCrashesOrHangsIsRefusedAndThisProcessLives) {
+  PlannerRegistry registry = PlannerRegistry::BuiltIn();
+  auto crashing = RegisterPlugin(TAOT_CRASHING_PLUGIN, registry);
+  ASSERT_FALSE(crashing.ok());
+  EXPECT_NE(crashing.status().message().find("signal 6 (SIGABRT): its initialisers crash"), std::string::npos)
+      << crashing.status();
+  auto hanging = RegisterPlugin(TAOT_HANGING_PLUGIN, registry, absl::Milliseconds(300));
+  ASSERT_FALSE(hanging.ok());
+  EXPECT_NE(hanging.status().message().find("did not finish within 300ms"), std::string::npos) << hanging.status();
+  EXPECT_FALSE(registry.Create("crashing").ok());
+  EXPECT_FALSE(registry.Create("hanging").ok());
 }
 
 TEST(PluginTest, AJobSwapsToAPluginByNameAndKeepsItsPlannerOnAnUnknownOne) {

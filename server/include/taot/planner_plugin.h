@@ -7,7 +7,12 @@
  * Rules: no exception or longjmp may leave a plugin function; every pointer the daemon passes is
  * valid only during the call; the plugin writes its plan into buffers the daemon owns. The daemon
  * validates every plan (ValidatePlan) and refuses a plugin whose plan on a probe request is
- * invalid. */
+ * invalid.
+ *
+ * Loading: the symbol must be a defined, exported data object of at least the struct's size in
+ * the library's dynamic symbol table (the daemon reads it there before loading anything), and
+ * the library's initialisers must finish, without crashing or exiting, in a probe process the
+ * daemon forks first. */
 #ifndef TAOT_PLANNER_PLUGIN_H_
 #define TAOT_PLANNER_PLUGIN_H_
 

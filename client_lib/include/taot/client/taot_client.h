@@ -2,7 +2,10 @@
  *
  * Opaque handles; every call returns a taot_status (absl's codes: 0 is OK) and, on failure,
  * leaves a message naming the bad field for taot_last_error(). Nothing is changed by a failed
- * call, and no exception crosses this boundary. Handles are not shared between threads without
+ * call, and no exception crosses this boundary (running out of memory is
+ * TAOT_RESOURCE_EXHAUSTED). Every count is a size_t and is checked whole against the client's
+ * shape before the array it describes is read (E counts, E / R home buffers, K slots); every
+ * timeout is a number of seconds in [0, 86400] (NaN, infinities and larger are refused). Handles are not shared between threads without
  * the caller's own locking; taot_last_error is per thread.
  *
  *   taot_transport* t;  taot_gloo_connect(rank, size, "/shared/rendezvous", "10.0.0.5", 60, &t);
@@ -34,6 +37,7 @@ typedef enum taot_status {
   TAOT_INVALID_ARGUMENT = 3,
   TAOT_DEADLINE_EXCEEDED = 4,
   TAOT_NOT_FOUND = 5,
+  TAOT_RESOURCE_EXHAUSTED = 8,
   TAOT_FAILED_PRECONDITION = 9,
   TAOT_INTERNAL = 13,
   TAOT_UNAVAILABLE = 14,
@@ -99,7 +103,7 @@ taot_status taot_reroute(const taot_plan* plan, int32_t ranks, int32_t experts, 
                          const int32_t* expert_ids, size_t pairs, int32_t* dest_rank, int64_t* send_counts);
 
 /* Weights to their guests' slots (each expert one contiguous buffer of `bytes`): `home` has E/R
- * buffers, `slots` K. Blocks until done or `timeout_s`. The byte counters may be NULL. */
+ * buffers, `slots` K (exactly: other counts are refused). Blocks until done or `timeout_s`. The byte counters may be NULL. */
 taot_status taot_client_move_weights(taot_client* client, const taot_plan* plan, void* const* home, size_t num_home,
                                      void* const* slots, size_t num_slots, size_t bytes, double timeout_s,
                                      int64_t* bytes_sent, int64_t* bytes_received);
