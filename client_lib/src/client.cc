@@ -125,7 +125,7 @@ class Client::Impl {
   absl::StatusOr<LayerPlan> PlanLayer(int64_t step, int layer, std::span<const int64_t> row) {
     if (step < 0) return absl::InvalidArgumentError(absl::StrCat("step: must be >= 0, got ", step));
     if (layer < 0) return absl::InvalidArgumentError(absl::StrCat("layer: must be >= 0, got ", layer));
-    if (static_cast<int>(row.size()) != options_.experts) {
+    if (row.size() != static_cast<size_t>(options_.experts)) {
       return absl::InvalidArgumentError(
           absl::StrCat("row: must have one entry per expert (", options_.experts, "), got ", row.size()));
     }

@@ -26,7 +26,7 @@ std::string KeyText(RoundKey key) { return absl::StrCat("(step ", key.step, ", l
 
 // The row's range rules, as ValidateRequest has them; the error names the entry.
 absl::Status CheckRow(std::span<const int64_t> row, int experts) {
-  if (static_cast<int>(row.size()) != experts) {
+  if (row.size() != static_cast<size_t>(experts)) {
     return absl::InvalidArgumentError(absl::StrCat("load: must have ", experts, " entries (one per expert), got ", row.size()));
   }
   if (const std::optional<size_t> e = FirstOutOfRange(row)) {

@@ -331,7 +331,7 @@ TEST(PlannerServiceTokenTest, EveryPlanningCallWithoutTheTokenIsRefusedAndCounts
   // Nothing was planned or counted: no recent plans, and rank 0's row is still open, so a
   // different row for it is accepted.
   EXPECT_TRUE(job->Status().recent.empty());
-  absl::StatusOr<PlanRounds*> rounds = job->Rounds();
+  absl::StatusOr<std::shared_ptr<PlanRounds>> rounds = job->Rounds();
   ASSERT_TRUE(rounds.ok());
   std::vector<int64_t> other(request.load.row(0).begin(), request.load.row(0).end());
   other[0] += 1;
@@ -368,7 +368,7 @@ TEST(PlannerServiceShutdownTest, CallsWaitingForARoundEndAtTheShutdownDeadline) 
     s->Read(&response);
     stream_status = s->Finish();
   });
-  absl::StatusOr<PlanRounds*> rounds = job->Rounds();
+  absl::StatusOr<std::shared_ptr<PlanRounds>> rounds = job->Rounds();
   ASSERT_TRUE(rounds.ok());
   for (int tries = 0; tries < 1000 && (*rounds)->RowsIn({0, 0}) < 2; ++tries) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
