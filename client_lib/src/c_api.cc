@@ -1,4 +1,5 @@
 // The C ABI (taot/client/taot_client.h) over the C++ client.
+#include <cstddef>
 #include "taot/client/taot_client.h"
 
 #include <cmath>
@@ -161,6 +162,7 @@ void taot_client_options_init(taot_client_options* o) {
   o->placement_wait_s = 0.02;
   o->collective_timeout_s = 60.0;
   o->planner = "taot";
+  o->connect_timeout_s = 10.0;
 }
 
 taot_status taot_client_create(const taot_client_options* options, taot_transport* transport, taot_client** out) {
@@ -168,9 +170,13 @@ taot_status taot_client_create(const taot_client_options* options, taot_transpor
     if (options == nullptr) return Null("options");
     if (transport == nullptr) return Null("transport");
     if (out == nullptr) return Null("out");
-    if (options->struct_size != sizeof(taot_client_options)) {
+    // Version 1 of the struct ended at `planner`: its callers get version 2's defaults for the rest.
+    constexpr size_t kVersion1Size = offsetof(taot_client_options, connect_timeout_s);
+    const bool version1 = options->struct_size == kVersion1Size;
+    if (options->struct_size != sizeof(taot_client_options) && !version1) {
       return absl::InvalidArgumentError(absl::StrCat("options.struct_size: must be ", sizeof(taot_client_options),
-                                                     " (call taot_client_options_init), got ", options->struct_size));
+                                                     " (call taot_client_options_init) or ", kVersion1Size,
+                                                     " (ABI version 1), got ", options->struct_size));
     }
     taot::client::ClientOptions o;
     o.job_id = Text(options->job_id);
@@ -188,12 +194,14 @@ taot_status taot_client_create(const taot_client_options* options, taot_transpor
     for (auto [field, seconds, duration] :
          {std::tuple{"options.call_timeout_s", options->call_timeout_s, &o.call_timeout},
           {"options.placement_wait_s", options->placement_wait_s, &o.placement_wait},
-          {"options.collective_timeout_s", options->collective_timeout_s, &o.collective_timeout}}) {
+          {"options.collective_timeout_s", options->collective_timeout_s, &o.collective_timeout},
+          {"options.connect_timeout_s", version1 ? 10.0 : options->connect_timeout_s, &o.connect_timeout}}) {
       absl::StatusOr<absl::Duration> timeout = Timeout(field, seconds);
       if (!timeout.ok()) return timeout.status();
       *duration = *timeout;
     }
     o.planner = options->planner == nullptr ? "taot" : options->planner;
+    if (!version1) o.run_id = Text(options->run_id);
     absl::StatusOr<std::unique_ptr<taot::client::Client>> c = taot::client::Client::Create(o, transport->transport);
     if (!c.ok()) return c.status();
     *out = new taot_client{*std::move(c)};

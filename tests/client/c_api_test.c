@@ -1,6 +1,7 @@
 /* The C ABI from plain C: two ranks (threads) plan a layer locally, move a replica's weights,
  * reroute their pairs and return the guest's gradient; bad calls get a status and a message.
  * Exits 0 when every check holds; prints the first failure otherwise. */
+#include <stddef.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -43,6 +44,21 @@ static void* rank_main(void* arg) {
   CHECK(taot_client_create(&options, transport, &client) == TAOT_INVALID_ARGUMENT && client == NULL);
   CHECK(strstr(taot_last_error(), "options.call_timeout_s: must be a number, got NaN") != NULL);
   options.call_timeout_s = 1;
+  options.connect_timeout_s = NAN;
+  CHECK(taot_client_create(&options, transport, &client) == TAOT_INVALID_ARGUMENT && client == NULL);
+  CHECK(strstr(taot_last_error(), "options.connect_timeout_s: must be a number, got NaN") != NULL);
+  options.connect_timeout_s = 10;
+  options.struct_size = sizeof(taot_client_options) + 8;
+  CHECK(taot_client_create(&options, transport, &client) == TAOT_INVALID_ARGUMENT && client == NULL);
+  CHECK(strstr(taot_last_error(), "options.struct_size") != NULL);
+  /* A caller built against ABI version 1 (its options end before connect_timeout_s) still works. */
+  options.struct_size = offsetof(taot_client_options, connect_timeout_s);
+  options.connect_timeout_s = NAN; /* past its struct: never read */
+  CHECK(taot_client_create(&options, transport, &client) == TAOT_OK);
+  taot_client_destroy(client);
+  client = NULL;
+  options.struct_size = sizeof(taot_client_options);
+  options.connect_timeout_s = 10;
   CHECK(taot_client_create(&options, transport, &client) == TAOT_OK);
   taot_transport_destroy(transport); /* the client keeps what it needs */
 

@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define TAOT_CLIENT_ABI_VERSION 1
+#define TAOT_CLIENT_ABI_VERSION 2
 
 typedef enum taot_status {
   TAOT_OK = 0,
@@ -76,9 +76,12 @@ typedef struct taot_client_options {
   double placement_wait_s;
   double collective_timeout_s;
   const char* planner; /* the in-process planner, "taot" */
+  /* Added in ABI version 2; a struct_size that ends before them (version 1) takes the defaults. */
+  double connect_timeout_s; /* connecting and registering with the daemon, 10 s */
+  const char* run_id;       /* this run of the job, the same on every rank; NULL or "": rank 0 draws one */
 } taot_client_options;
 
-/* The defaults: local mode, 2 slots, the taot planner, timeouts 1 s / 20 ms / 60 s. */
+/* The defaults: local mode, 2 slots, the taot planner, timeouts 1 s / 20 ms / 60 s, connect 10 s. */
 void taot_client_options_init(taot_client_options* options);
 taot_status taot_client_create(const taot_client_options* options, taot_transport* transport, taot_client** out);
 void taot_client_destroy(taot_client* client);
