@@ -104,6 +104,8 @@ DaemonLink::~DaemonLink() {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
     if (watch_context_ != nullptr) watch_context_->TryCancel();
+    // A background registration may be waiting out connect_timeout for a daemon that is gone.
+    if (register_context_ != nullptr) register_context_->TryCancel();
   }
   changed_.notify_all();
   if (sender_.joinable()) sender_.join();
@@ -133,7 +135,17 @@ absl::Status DaemonLink::RegisterOnce(absl::Time deadline) {
   // Wait for a connection (through gRPC's reconnect back-off) rather than fail at once while the
   // channel is down: the deadline bounds it.
   context.set_wait_for_ready(true);
-  return FromGrpc(stub_->RegisterRank(&context, request, &response));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return absl::CancelledError("the client is closing");
+    register_context_ = &context;
+  }
+  const grpc::Status status = stub_->RegisterRank(&context, request, &response);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    register_context_ = nullptr;
+  }
+  return FromGrpc(status);
 }
 
 absl::Status DaemonLink::Register(absl::Time deadline) {

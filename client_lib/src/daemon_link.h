@@ -95,7 +95,8 @@ class DaemonLink {
   std::thread sender_;
   std::map<std::pair<int64_t, int>, std::vector<Replica>> placements_;
   std::thread watcher_;
-  grpc::ClientContext* watch_context_ = nullptr;  // to cancel the watch at shutdown
+  grpc::ClientContext* watch_context_ = nullptr;     // to cancel the watch at shutdown
+  grpc::ClientContext* register_context_ = nullptr;  // and a registration in flight
 };
 
 }  // namespace taot::client

@@ -164,6 +164,21 @@ TEST(ClientTest, AnUnreachableDaemonMeansLocalPlansAndNoLayerWaitsForIt) {
   EXPECT_NE(log[0].find("planning locally while registering goes on"), std::string::npos) << log[0];
 }
 
+TEST(ClientTest, ClosingDoesNotWaitOutARegistrationInFlight) {
+  OnGlooRanks(kRanks, [&](std::shared_ptr<Transport> transport) {
+    ClientOptions o = Options(Mode::kRemote, "127.0.0.1:1");  // nothing listens there
+    o.node = "n0";
+    o.connect_timeout = absl::Seconds(3);
+    o.log = [](std::string_view) {};
+    absl::StatusOr<std::unique_ptr<Client>> client = Client::Create(o, transport);
+    ASSERT_TRUE(client.ok()) << client.status();
+    // The background registration now waits up to connect_timeout for a daemon.
+    const absl::Time start = absl::Now();
+    client->reset();
+    EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  });
+}
+
 TEST(ClientTest, ADaemonThatStartsLateIsUsedOnceEveryRankHasRegistered) {
   const PlanRequest request = Case();
   const int port = Daemon().port();  // a free port, for a daemon that comes later
