@@ -20,6 +20,17 @@ if(TAOT_SANITIZE)
   add_link_options(-fsanitize=address,undefined)
 endif()
 
+option(TAOT_FUZZ "Build the libFuzzer targets (tests/fuzz; clang only): every target instrumented" OFF)
+if(TAOT_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "TAOT_FUZZ needs clang (libFuzzer): configure with CC=clang CXX=clang++")
+  endif()
+  # fuzzer-no-link: coverage feedback from all of our code; only the fuzz targets link libFuzzer's
+  # main. Undefined behaviour aborts, so that the fuzzer reports it as a finding.
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
 # Warnings as errors for our own code only: call taot_strict(target) on each target we own.
 function(taot_strict target)
   target_compile_options(${target} PRIVATE
