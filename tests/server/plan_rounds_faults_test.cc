@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/synchronization/notification.h"
-#include "round_answers.h"
+#include "rounds_testing.h"
 #include "taot/server/plan_rounds.h"
 #include "taot/sim/case_generator.h"
 
@@ -21,16 +21,6 @@ PlanRequest Case(int ranks = 16, int experts = 128) {
   o.experts = experts;
   o.imbalance = 0.7;
   return sim::GenerateCase(o)->request;
-}
-
-RoundsConfig Config(const PlanRequest& request, absl::Duration timeout) {
-  RoundsConfig config;
-  config.topology = request.topology;
-  config.experts = request.experts;
-  config.slots_per_rank = request.slots_per_rank;
-  config.expert_bytes = request.expert_bytes;
-  config.round_timeout = timeout;
-  return config;
 }
 
 // A planner that waits for `release` (a plugin that hangs), or returns a plan that moves a
@@ -73,7 +63,7 @@ PlannerRegistry WithFaultyPlanners(absl::Notification* release) {
 
 TEST(PlanRoundsFaultsTest, StepsFarAheadAreRefusedAndLaterStepsStillWork) {
   const PlanRequest request = Case();
-  std::unique_ptr<PlanRounds> rounds = *PlanRounds::Create(Config(request, absl::Seconds(10)), "taot");
+  std::unique_ptr<PlanRounds> rounds = *PlanRounds::Create(ConfigFor(request, absl::Seconds(10)), "taot");
   ASSERT_TRUE(rounds->ReportMatrix({5, 0}, request.load).ok());
   const auto at = [](int64_t step) { return RoundKey{step, 0}; };
   for (const int64_t step : {int64_t{9223372036854775807}, int64_t{1000000000000}, int64_t{5 + 1025}}) {
@@ -93,7 +83,7 @@ TEST(PlanRoundsFaultsTest, StepsFarAheadAreRefusedAndLaterStepsStillWork) {
 TEST(PlanRoundsFaultsTest, RowsOverThePlannersTotalAreRefusedAndThePlannerStays) {
   // 64 ranks x 256 experts at 2^40 tokens each: every row is valid, 16 of them pass 2^52.
   const PlanRequest request = Case(64, 256);
-  std::unique_ptr<PlanRounds> rounds = *PlanRounds::Create(Config(request, absl::Seconds(10)), "taot");
+  std::unique_ptr<PlanRounds> rounds = *PlanRounds::Create(ConfigFor(request, absl::Seconds(10)), "taot");
   ASSERT_TRUE(rounds->SetPlanner("echo", {}).ok());  // a previous planner it could wrongly fall back to
   const std::vector<int64_t> row(256, kMaxTokensPerEntry);
   int accepted = 0;
@@ -118,7 +108,7 @@ TEST(PlanRoundsFaultsTest, RowsOverThePlannersTotalAreRefusedAndThePlannerStays)
 TEST(PlanRoundsFaultsTest, AFailingPlannerIsDroppedAndVersionsOnlyCountUp) {
   PlannerRegistry registry = WithFaultyPlanners(nullptr);
   const PlanRequest request = Case();
-  RoundsConfig config = Config(request, absl::Seconds(10));
+  RoundsConfig config = ConfigFor(request, absl::Seconds(10));
   config.registry = &registry;
   std::unique_ptr<PlanRounds> rounds = *PlanRounds::Create(config, "taot");
   ASSERT_TRUE(rounds->SetPlanner("wrong", {}).ok());
@@ -139,7 +129,7 @@ TEST(PlanRoundsFaultsTest, AHungPlannerCannotHoldItsRoundPastTheDeadline) {
   absl::Notification release;
   PlannerRegistry registry = WithFaultyPlanners(&release);
   const PlanRequest request = Case();
-  RoundsConfig config = Config(request, absl::Milliseconds(200));
+  RoundsConfig config = ConfigFor(request, absl::Milliseconds(200));
   config.registry = &registry;
   std::unique_ptr<PlanRounds> rounds = *PlanRounds::Create(config, "taot");
   ASSERT_TRUE(rounds->SetPlanner("hang", {}).ok());
@@ -172,7 +162,7 @@ TEST(PlanRoundsFaultsTest, AHungPlannerCannotHoldItsRoundPastTheDeadline) {
 
 TEST(PlanRoundsFaultsTest, TheRoundsKeptStayWithinTheirMemoryLimit) {
   const PlanRequest request = Case();
-  RoundsConfig config = Config(request, absl::Seconds(10));
+  RoundsConfig config = ConfigFor(request, absl::Seconds(10));
   const int64_t round_bytes = int64_t{16} * 128 * 8;
   config.max_round_bytes = 4 * round_bytes;
   std::unique_ptr<PlanRounds> rounds = *PlanRounds::Create(config, "taot");

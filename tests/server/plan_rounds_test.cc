@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "round_answers.h"
+#include "rounds_testing.h"
 #include "taot/planner/plan_hash.h"
 #include "taot/planner/run_planner.h"
 #include "taot/sim/case_generator.h"
@@ -24,13 +24,7 @@ PlanRequest Case(uint64_t seed = 1) {
 }
 
 std::unique_ptr<PlanRounds> Rounds(const PlanRequest& request, absl::Duration timeout = absl::Seconds(10)) {
-  RoundsConfig config;
-  config.topology = request.topology;
-  config.experts = request.experts;
-  config.slots_per_rank = request.slots_per_rank;
-  config.expert_bytes = request.expert_bytes;
-  config.round_timeout = timeout;
-  absl::StatusOr<std::unique_ptr<PlanRounds>> rounds = PlanRounds::Create(config, "taot");
+  absl::StatusOr<std::unique_ptr<PlanRounds>> rounds = PlanRounds::Create(ConfigFor(request, timeout), "taot");
   EXPECT_TRUE(rounds.ok()) << rounds.status();
   return *std::move(rounds);
 }

@@ -1,4 +1,5 @@
-// The answers a test's WhenSettled callbacks got, shared by the PlanRounds tests.
+// What the PlanRounds tests share: rounds for a request's job, and the answers their WhenSettled
+// callbacks got.
 #pragma once
 
 #include <memory>
@@ -9,6 +10,17 @@
 #include "taot/server/plan_rounds.h"
 
 namespace taot::server {
+
+// The rounds' configuration for `request`'s job, its rounds timing out after `timeout`.
+inline RoundsConfig ConfigFor(const PlanRequest& request, absl::Duration timeout) {
+  RoundsConfig config;
+  config.topology = request.topology;
+  config.experts = request.experts;
+  config.slots_per_rank = request.slots_per_rank;
+  config.expert_bytes = request.expert_bytes;
+  config.round_timeout = timeout;
+  return config;
+}
 
 // WhenSettled's answers, as they arrive.
 class Answers {
