@@ -143,6 +143,10 @@ class TreeBuilder {
 
 // Appends a rendering of `value` to `out`, stopping once `out` is longer than `budget`; each
 // level adds a character, so the recursion is no deeper than the budget.
+// A scalar as JSON text. Input strings may hold invalid UTF-8, and a prefix may end inside a
+// character: both are shown with U+FFFD rather than thrown over.
+std::string Dump(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+
 void Render(const json& value, std::string& out, size_t budget) {
   if (out.size() > budget) return;
   if (value.is_array() || value.is_object()) {
@@ -151,14 +155,14 @@ void Render(const json& value, std::string& out, size_t budget) {
     for (auto it = value.begin(); it != value.end() && out.size() <= budget; ++it) {
       if (!first) out += ',';
       first = false;
-      if (value.is_object()) absl::StrAppend(&out, json(Prefix(it.key(), budget)).dump(), ":");
+      if (value.is_object()) absl::StrAppend(&out, Dump(json(Prefix(it.key(), budget))), ":");
       Render(*it, out, budget);
     }
     out += value.is_array() ? ']' : '}';
   } else if (value.is_string()) {
-    out += json(Prefix(value.get_ref<const std::string&>(), budget)).dump();
+    out += Dump(json(Prefix(value.get_ref<const std::string&>(), budget)));
   } else {
-    out += value.dump();
+    out += Dump(value);
   }
 }
 

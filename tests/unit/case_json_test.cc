@@ -175,6 +175,21 @@ TEST(PlanJsonTest, DeepNestingAndHugeNumbersAreRefused) {
 }
 
 // The same limits hold for a request however it was built (the daemon builds its own).
+TEST(CaseJsonTest, AnErrorQuotingAMultiByteStringNeverThrows) {
+  // The fuzzer's find (tests/fuzz/corpus/case_json_fuzz): the quoted prefix of a long string of
+  // two-byte characters ended inside one, and formatting the error threw.
+  std::string text = R"({"topology": "a)";
+  for (int i = 0; i < 30; ++i) text += "\xc3\xa9";
+  text += R"("})";
+  absl::StatusOr<PlanRequest> parsed;
+  ASSERT_NO_THROW(parsed = ParseCase(text));
+  EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(parsed.status().message().find("topology"), std::string::npos) << parsed.status();
+  // Invalid UTF-8 in the input is refused the same way.
+  ASSERT_NO_THROW(parsed = ParseCase("{\"topology\": \"\xff\xfe\"}"));
+  EXPECT_FALSE(parsed.ok());
+}
+
 TEST(RequestLimitsTest, ValidateRequestRefusesSizesPastTheLimits) {
   PlanRequest r;
   r.topology = *Topology::Uniform(2);
