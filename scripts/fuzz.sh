@@ -40,6 +40,8 @@ for t in "${targets[@]}"; do
 done
 
 build="${TAOT_FUZZ_BUILD_DIR:-build-fuzz}"
+# ccache hits across clones, as in scripts/build.sh.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 if [ ! -f "$build/build.ninja" ]; then
   CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DTAOT_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 fi
