@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/synchronization/notification.h"
 #include "rounds_testing.h"
 #include "taot/server/plan_rounds.h"
@@ -139,8 +140,13 @@ TEST(PlanRoundsFaultsTest, AHungPlannerCannotHoldItsRoundPastTheDeadline) {
     ASSERT_TRUE(ticket.ok()) << ticket.status();
     rounds->WhenSettled(*ticket, answers.Callback());
   }
-  // The last row's call plans, and stays inside the planner.
+  // The last row's call plans, and stays inside the planner (until released, even when a check
+  // below fails).
   std::thread last([&] { (void)rounds->SubmitRow({0, 0}, 15, request.load.row(15)); });
+  absl::Cleanup let_go = [&] {
+    if (!release.HasBeenNotified()) release.Notify();
+    if (last.joinable()) last.join();
+  };
   const std::vector<std::shared_ptr<const RoundPlan>> plans = answers.Await(15, absl::Seconds(30));
   ASSERT_EQ(plans.size(), 15u);
   EXPECT_TRUE(plans[0]->fallback);
@@ -153,8 +159,7 @@ TEST(PlanRoundsFaultsTest, AHungPlannerCannotHoldItsRoundPastTheDeadline) {
   ASSERT_TRUE(next.ok()) << next.status();
   EXPECT_FALSE((*next)->fallback);
   // Its late plan, when it comes, changes nothing.
-  release.Notify();
-  last.join();
+  std::move(let_go).Invoke();
   const std::vector<std::shared_ptr<const RoundPlan>> recent = rounds->RecentPlans(10);
   ASSERT_EQ(recent.size(), 2u);
   EXPECT_EQ(recent[1].get(), plans[0].get());
