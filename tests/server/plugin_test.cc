@@ -3,9 +3,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <filesystem>
-
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
