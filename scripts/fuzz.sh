@@ -49,7 +49,10 @@ cmake --build "$build" --parallel "$(nproc)" --target "${targets[@]}"
 
 # A leak inside one input is a finding (LeakSanitizer runs when an input frees less than it
 # allocated); one input over 10 s or 2 GiB is a finding too (the daemon answers in milliseconds).
-export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
+# LeakSanitizer's own check at exit is off: the RPC target's in-process server is never shut down,
+# and its gRPC worker threads may be mid-exit then (seen once in 40 minutes), which is no finding.
+# libFuzzer still checks every input for leaks.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:leak_check_at_exit=0:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 found=0
 printf '%-20s %10s %8s %8s %8s  %s\n' target inputs exec/s cov seconds result
