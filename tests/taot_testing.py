@@ -42,15 +42,19 @@ class Daemon:
             return response.read().decode()
 
     def stop(self):
-        """SIGTERM, then the exit status (killed if it has not exited within 20 s)."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
+        return stop_process(self.proc)
+
+
+def stop_process(proc):
+    """SIGTERM, then the exit status (killed if it has not exited within 20 s)."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.returncode
 
 
 def make_certs(directory):

@@ -79,14 +79,7 @@ class Started:
             return f.read()
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        return self.proc.returncode, self.log
+        return taot_testing.stop_process(self.proc), self.log
 
 
 def run_daemon(*args, env=None):
