@@ -11,7 +11,7 @@ namespace {
 
 using Fields = std::vector<std::string_view>;
 
-TEST(CsvFields, TrimsSpacesTabsAndATrailingCarriageReturn) {
+TEST(CsvFieldsTest, TrimsSpacesTabsAndATrailingCarriageReturn) {
   EXPECT_EQ(TrimCsvBlanks(" \t 12 \t\r"), "12");
   EXPECT_EQ(TrimCsvBlanks("a b"), "a b");
   EXPECT_EQ(TrimCsvBlanks(" \t\r"), "");
@@ -20,18 +20,18 @@ TEST(CsvFields, TrimsSpacesTabsAndATrailingCarriageReturn) {
   EXPECT_EQ(TrimCsvBlanks("\r1"), "\r1");
 }
 
-TEST(CsvFields, SplitsAtEveryCommaAndTrimsEachField) {
+TEST(CsvFieldsTest, SplitsAtEveryCommaAndTrimsEachField) {
   EXPECT_EQ(SplitCsvLine("step, rank ,\te0\r"), (Fields{"step", "rank", "e0"}));
   EXPECT_EQ(SplitCsvLine("1,,2,"), (Fields{"1", "", "2", ""}));
   EXPECT_EQ(SplitCsvLine(""), (Fields{""}));
   EXPECT_EQ(SplitCsvLine(","), (Fields{"", ""}));
 }
 
-TEST(CsvFields, QuotesAreNotSyntaxSoAQuotedCommaStillSplits) {
+TEST(CsvFieldsTest, QuotesAreNotSyntaxSoAQuotedCommaStillSplits) {
   EXPECT_EQ(SplitCsvLine("\"1,2\",3"), (Fields{"\"1", "2\"", "3"}));
 }
 
-TEST(CsvFields, NumbersArePlainDigits) {
+TEST(CsvFieldsTest, NumbersArePlainDigits) {
   EXPECT_EQ(ParseCsvNonNegative("0"), 0);
   EXPECT_EQ(ParseCsvNonNegative("007"), 7);
   EXPECT_EQ(ParseCsvNonNegative("1099511627776"), int64_t{1} << 40);
@@ -41,7 +41,7 @@ TEST(CsvFields, NumbersArePlainDigits) {
   }
 }
 
-TEST(CsvFields, HugeNumbersSaturateSoTheyReadAsOutOfRange) {
+TEST(CsvFieldsTest, HugeNumbersSaturateSoTheyReadAsOutOfRange) {
   EXPECT_EQ(ParseCsvNonNegative("9223372036854775807"), INT64_MAX);
   EXPECT_EQ(ParseCsvNonNegative("9223372036854775808"), INT64_MAX);
   EXPECT_EQ(ParseCsvNonNegative(std::string(1000, '9')), INT64_MAX);

@@ -20,13 +20,13 @@ const unsigned char* Bytes(const std::string& s) {
 // ---------------------------------------------------------------------------------------------
 // The magic and version.
 
-TEST(NpyPreamble, VersionOneHasATwoByteHeaderLengthLaterVersionsFour) {
+TEST(NpyPreambleTest, VersionOneHasATwoByteHeaderLengthLaterVersionsFour) {
   EXPECT_EQ(NpyHeaderLengthBytes(std::string("\x93NUMPY\x01\x00", 8)).value(), 2);
   EXPECT_EQ(NpyHeaderLengthBytes(std::string("\x93NUMPY\x02\x00", 8)).value(), 4);
   EXPECT_EQ(NpyHeaderLengthBytes(std::string("\x93NUMPY\x03\x00", 8)).value(), 4);
 }
 
-TEST(NpyPreamble, RefusesWhatLacksTheMagic) {
+TEST(NpyPreambleTest, RefusesWhatLacksTheMagic) {
   for (const std::string& bytes :
        {std::string(), std::string("\x93NUMPY\x01", 7), std::string("step,rank,e0\n"),
         std::string("\x93numpy\x01\x00", 8)}) {
@@ -35,7 +35,7 @@ TEST(NpyPreamble, RefusesWhatLacksTheMagic) {
   }
 }
 
-TEST(NpyPreamble, RefusesAnUnknownVersion) {
+TEST(NpyPreambleTest, RefusesAnUnknownVersion) {
   EXPECT_EQ(NpyHeaderLengthBytes(std::string("\x93NUMPY\x04\x01", 8)).status().message(),
             "NPY version 4.1 is not supported (1.0, 2.0 or 3.0)");
   EXPECT_EQ(NpyHeaderLengthBytes(std::string("\x93NUMPY\x00\x00", 8)).status().message(),
@@ -45,7 +45,7 @@ TEST(NpyPreamble, RefusesAnUnknownVersion) {
 // ---------------------------------------------------------------------------------------------
 // The header dict.
 
-TEST(NpyHeader, ReadsWhatNpSaveWrites) {
+TEST(NpyHeaderTest, ReadsWhatNpSaveWrites) {
   const auto h =
       ParseNpyHeader("{'descr': '<i8', 'fortran_order': False, 'shape': (5, 16, 128), }   \n");
   ASSERT_TRUE(h.ok()) << h.status();
@@ -54,7 +54,7 @@ TEST(NpyHeader, ReadsWhatNpSaveWrites) {
   EXPECT_EQ(h->shape, (std::vector<int64_t>{5, 16, 128}));
 }
 
-TEST(NpyHeader, TakesKeysInAnyOrderDoubleQuotesAndPythonTwoLongs) {
+TEST(NpyHeaderTest, TakesKeysInAnyOrderDoubleQuotesAndPythonTwoLongs) {
   const auto h = ParseNpyHeader(R"({"shape": (2L, 3L), "fortran_order": True, "descr": "|u1"})");
   ASSERT_TRUE(h.ok()) << h.status();
   EXPECT_EQ(h->descr, "|u1");
@@ -62,18 +62,18 @@ TEST(NpyHeader, TakesKeysInAnyOrderDoubleQuotesAndPythonTwoLongs) {
   EXPECT_EQ(h->shape, (std::vector<int64_t>{2, 3}));
 }
 
-TEST(NpyHeader, ReadsOneTuplesAndScalars) {
+TEST(NpyHeaderTest, ReadsOneTuplesAndScalars) {
   EXPECT_EQ(ParseNpyHeader("{'descr': '<i4', 'fortran_order': False, 'shape': (7,)}")->shape,
             (std::vector<int64_t>{7}));
   EXPECT_TRUE(ParseNpyHeader("{'descr': '<i4', 'fortran_order': False, 'shape': ()}")->shape.empty());
 }
 
-TEST(NpyHeader, NeedsEveryKey) {
+TEST(NpyHeaderTest, NeedsEveryKey) {
   EXPECT_EQ(ParseNpyHeader("{'descr': '<i4', 'shape': (1,)}").status().message(),
             "the NPY header lacks one of 'descr', 'fortran_order' and 'shape'");
 }
 
-TEST(NpyHeader, RefusesUnknownKeysAndStructuredDtypes) {
+TEST(NpyHeaderTest, RefusesUnknownKeysAndStructuredDtypes) {
   EXPECT_EQ(ParseNpyHeader("{'descr': '<i4', 'order': 'C'}").status().message(),
             "unexpected key 'order' in the NPY header");
   EXPECT_EQ(ParseNpyHeader("{'descr': [('a', '<i4')], 'fortran_order': False, 'shape': (1,)}")
@@ -82,7 +82,7 @@ TEST(NpyHeader, RefusesUnknownKeysAndStructuredDtypes) {
             "a structured dtype is not supported; save a plain integer array");
 }
 
-TEST(NpyHeader, MalformedTextSaysWhatWasExpectedAndWhere) {
+TEST(NpyHeaderTest, MalformedTextSaysWhatWasExpectedAndWhere) {
   EXPECT_EQ(ParseNpyHeader("[]").status().message(),
             "malformed NPY header: expected '{' at byte 0, at '[]'");
   EXPECT_EQ(ParseNpyHeader("{'descr' '<i4'}").status().message(),
@@ -101,7 +101,7 @@ TEST(NpyHeader, MalformedTextSaysWhatWasExpectedAndWhere) {
             "malformed NPY header: expected a quoted string at byte 1, at '5: 1}'");
 }
 
-TEST(NpyHeader, ErrorsQuoteAShortPrefixOfTheRest) {
+TEST(NpyHeaderTest, ErrorsQuoteAShortPrefixOfTheRest) {
   const std::string message(
       ParseNpyHeader("{'shape': 1" + std::string(1000, 'x') + "}").status().message());
   EXPECT_EQ(message, "malformed NPY header: expected '(' at byte 10, at '1" +
@@ -111,7 +111,7 @@ TEST(NpyHeader, ErrorsQuoteAShortPrefixOfTheRest) {
 // ---------------------------------------------------------------------------------------------
 // Dtypes and elements.
 
-TEST(NpyDtype, EveryLittleEndianIntegerType) {
+TEST(NpyDtypeTest, EveryLittleEndianIntegerType) {
   const struct {
     const char* descr;
     int bytes;
@@ -127,21 +127,21 @@ TEST(NpyDtype, EveryLittleEndianIntegerType) {
   }
 }
 
-TEST(NpyDtype, BigEndianSaysHowToConvert) {
+TEST(NpyDtypeTest, BigEndianSaysHowToConvert) {
   EXPECT_EQ(ParseNpyDtype(">i8").status().message(),
             "dtype '>i8' is big-endian; save it little-endian (a.astype('<i8'))");
   EXPECT_EQ(ParseNpyDtype(">u2").status().message(),
             "dtype '>u2' is big-endian; save it little-endian (a.astype('<u2'))");
 }
 
-TEST(NpyDtype, RefusesEverythingElse) {
+TEST(NpyDtypeTest, RefusesEverythingElse) {
   for (const char* descr : {"<f4", "<f8", "|b1", "<i16", "i4", "<c8", "|S3", ""}) {
     EXPECT_EQ(ParseNpyDtype(descr).status().message(),
               std::string("dtype '") + descr + "' is not an integer type (use int32/int64)");
   }
 }
 
-TEST(NpyElements, ReadsLittleEndianBytes) {
+TEST(NpyElementsTest, ReadsLittleEndianBytes) {
   const std::string bytes("\x01\x02\x03\x04\x05\x06\x07\x88", 8);
   EXPECT_EQ(ReadLittleEndian(Bytes(bytes), 1), 0x01u);
   EXPECT_EQ(ReadLittleEndian(Bytes(bytes), 2), 0x0201u);
@@ -149,7 +149,7 @@ TEST(NpyElements, ReadsLittleEndianBytes) {
   EXPECT_EQ(ReadLittleEndian(Bytes(bytes), 8), 0x8807060504030201u);
 }
 
-TEST(NpyElements, SignedTypesAreSignExtended) {
+TEST(NpyElementsTest, SignedTypesAreSignExtended) {
   const std::string minus_two("\xfe\xff\xff\xff\xff\xff\xff\xff", 8);
   for (int bytes : {1, 2, 4, 8}) {
     EXPECT_EQ(static_cast<int64_t>(DecodeNpyInteger(Bytes(minus_two), {bytes, true})), -2)
@@ -160,7 +160,7 @@ TEST(NpyElements, SignedTypesAreSignExtended) {
   EXPECT_EQ(DecodeNpyInteger(Bytes(std::string("\x7f", 1)), {1, true}), 127u);
 }
 
-TEST(NpyElements, ShapesAndIndicesAsNumpyPrintsThem) {
+TEST(NpyElementsTest, ShapesAndIndicesAsNumpyPrintsThem) {
   EXPECT_EQ(NpyShapeString({}), "()");
   EXPECT_EQ(NpyShapeString({7}), "(7,)");
   EXPECT_EQ(NpyShapeString({2, 3, 4}), "(2, 3, 4)");
@@ -172,7 +172,7 @@ TEST(NpyElements, ShapesAndIndicesAsNumpyPrintsThem) {
 // ---------------------------------------------------------------------------------------------
 // Writing.
 
-TEST(NpyWriter, PreambleIsVersionOneAlignedToSixtyFourBytes) {
+TEST(NpyWriterTest, PreambleIsVersionOneAlignedToSixtyFourBytes) {
   const std::string p = NpyInt64Preamble({5, 16, 128});
   ASSERT_EQ(p.size() % 64, 0u);
   EXPECT_EQ(NpyHeaderLengthBytes(p.substr(0, 8)).value(), 2);
@@ -185,7 +185,7 @@ TEST(NpyWriter, PreambleIsVersionOneAlignedToSixtyFourBytes) {
   EXPECT_EQ(header->shape, (std::vector<int64_t>{5, 16, 128}));
 }
 
-TEST(NpyWriter, AHeaderTooLongForVersionOneIsWrittenAsVersionTwo) {
+TEST(NpyWriterTest, AHeaderTooLongForVersionOneIsWrittenAsVersionTwo) {
   const std::vector<int64_t> shape(25000, 1);  // "1, " 25,000 times: over 65,535 bytes
   const std::string p = NpyInt64Preamble(shape);
   ASSERT_EQ(p.size() % 64, 0u);
@@ -196,7 +196,7 @@ TEST(NpyWriter, AHeaderTooLongForVersionOneIsWrittenAsVersionTwo) {
   EXPECT_EQ(header->shape, shape);
 }
 
-TEST(NpyWriter, DataIsLittleEndianInt64) {
+TEST(NpyWriterTest, DataIsLittleEndianInt64) {
   std::string out = "x";
   AppendLittleEndian(out, std::vector<int64_t>{1, -2, int64_t{1} << 40});
   ASSERT_EQ(out.size(), 25u);

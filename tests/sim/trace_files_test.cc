@@ -15,13 +15,13 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-TEST(TraceFileNames, ThreeDigitsAndTheFormatsExtension) {
+TEST(TraceFileNamesTest, ThreeDigitsAndTheFormatsExtension) {
   EXPECT_EQ(TraceLayerFileName(0, TraceFormat::kCsv), "layer_000.csv");
   EXPECT_EQ(TraceLayerFileName(7, TraceFormat::kNpy), "layer_007.npy");
   EXPECT_EQ(TraceLayerFileName(999, TraceFormat::kNpy), "layer_999.npy");
 }
 
-TEST(TraceFileNames, TheExtensionNamesTheFormat) {
+TEST(TraceFileNamesTest, TheExtensionNamesTheFormat) {
   EXPECT_EQ(TraceFormatOfExtension("trace/layer_000.csv"), TraceFormat::kCsv);
   EXPECT_EQ(TraceFormatOfExtension("routing.npy"), TraceFormat::kNpy);
   EXPECT_FALSE(TraceFormatOfExtension("routing.NPY").has_value());
@@ -29,7 +29,7 @@ TEST(TraceFileNames, TheExtensionNamesTheFormat) {
   EXPECT_FALSE(TraceFormatOfExtension("npy").has_value());
 }
 
-TEST(TraceFileNames, WhatLooksMeantAsALayerFile) {
+TEST(TraceFileNamesTest, WhatLooksMeantAsALayerFile) {
   EXPECT_TRUE(LooksLikeLayerFile("layer_000.csv"));
   EXPECT_TRUE(LooksLikeLayerFile("layer_0.npy"));      // meant as one, so refused by name later
   EXPECT_TRUE(LooksLikeLayerFile("layer_0001.npy"));
@@ -39,7 +39,7 @@ TEST(TraceFileNames, WhatLooksMeantAsALayerFile) {
   EXPECT_FALSE(LooksLikeLayerFile("routing.npy"));
 }
 
-TEST(TraceFileNames, TheIndexIsExactlyThreeDigits) {
+TEST(TraceFileNamesTest, TheIndexIsExactlyThreeDigits) {
   EXPECT_EQ(LayerIndexOfFileName("layer_000.csv"), 0);
   EXPECT_EQ(LayerIndexOfFileName("layer_042.npy"), 42);
   EXPECT_FALSE(LayerIndexOfFileName("layer_0.csv").has_value());

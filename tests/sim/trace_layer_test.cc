@@ -10,7 +10,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-TEST(TraceLayer, EmptyLayerHoldsOneZeroMatrixPerStepAndMicrobatch) {
+TEST(TraceLayerTest, EmptyLayerHoldsOneZeroMatrixPerStepAndMicrobatch) {
   const TraceDims dims{.steps = 3, .microbatches = 2, .ranks = 2, .experts = 4};
   const TraceLayer layer = EmptyTraceLayer(dims);
   EXPECT_EQ(layer.dims, dims);
@@ -22,20 +22,20 @@ TEST(TraceLayer, EmptyLayerHoldsOneZeroMatrixPerStepAndMicrobatch) {
   }
 }
 
-TEST(TraceLayer, DimsReadAsNumpyWouldShowTheShape) {
+TEST(TraceLayerTest, DimsReadAsNumpyWouldShowTheShape) {
   EXPECT_EQ(TraceDimsString({.steps = 5, .microbatches = 1, .ranks = 16, .experts = 128}),
             "(5, 16, 128)");
   EXPECT_EQ(TraceDimsString({.steps = 5, .microbatches = 2, .ranks = 16, .experts = 128}),
             "(5, 2, 16, 128)");
 }
 
-TEST(TraceLayer, FileErrorsAreInvalidArgumentAndStartWithTheName) {
+TEST(TraceLayerTest, FileErrorsAreInvalidArgumentAndStartWithTheName) {
   const absl::Status s = LayerFileError("trace/layer_000.csv", "no data rows after the header");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(), "trace/layer_000.csv: no data rows after the header");
 }
 
-TEST(TraceLayer, CountsAreHeldToZeroThroughTwoToTheForty) {
+TEST(TraceLayerTest, CountsAreHeldToZeroThroughTwoToTheForty) {
   EXPECT_FALSE(CountProblem(0).has_value());
   EXPECT_FALSE(CountProblem(kMaxTokensPerEntry).has_value());
   EXPECT_EQ(CountProblem(-1), "must be an integer in [0, 2^40], got -1");
@@ -43,7 +43,7 @@ TEST(TraceLayer, CountsAreHeldToZeroThroughTwoToTheForty) {
             "must be an integer in [0, 2^40], got 1099511627777");
 }
 
-TEST(TraceLayer, TotalsAreHeldToTwoToTheFiftyTwo) {
+TEST(TraceLayerTest, TotalsAreHeldToTwoToTheFiftyTwo) {
   // 4096 entries of 2^40 sum to exactly 2^52: allowed; one token more is not.
   LoadMatrix m(1, 4096);
   for (int e = 0; e < 4096; ++e) m.at(0, e) = kMaxTokensPerEntry;
@@ -54,7 +54,7 @@ TEST(TraceLayer, TotalsAreHeldToTwoToTheFiftyTwo) {
   EXPECT_EQ(TotalProblem(over), "holds more than 2^52 (4503599627370496) tokens in total");
 }
 
-TEST(TraceLayer, MatrixSizeUsesTheRequestLimitsUnderTraceNames) {
+TEST(TraceLayerTest, MatrixSizeUsesTheRequestLimitsUnderTraceNames) {
   EXPECT_TRUE(CheckMatrixSize({.steps = 1, .ranks = 4096, .experts = 4096}).ok());
   EXPECT_THAT(CheckMatrixSize({.steps = 1, .ranks = 4097, .experts = 4097}).message(),
               HasSubstr("ranks: must be in [1, 4096], got 4097"));
@@ -62,7 +62,7 @@ TEST(TraceLayer, MatrixSizeUsesTheRequestLimitsUnderTraceNames) {
               HasSubstr("experts: must be in [1, 65536], got 65537"));
 }
 
-TEST(TraceLayer, ExpertsMustBeAMultipleOfRanks) {
+TEST(TraceLayerTest, ExpertsMustBeAMultipleOfRanks) {
   const TraceLayer layer = EmptyTraceLayer({.steps = 1, .ranks = 2, .experts = 3});
   const absl::Status s = CheckTraceLayer(layer, "f.npy");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
@@ -71,7 +71,7 @@ TEST(TraceLayer, ExpertsMustBeAMultipleOfRanks) {
             "of them)");
 }
 
-TEST(TraceLayer, AnOversizedTotalNamesItsStepAndMicrobatch) {
+TEST(TraceLayerTest, AnOversizedTotalNamesItsStepAndMicrobatch) {
   TraceLayer layer = EmptyTraceLayer({.steps = 2, .microbatches = 2, .ranks = 1, .experts = 4097});
   for (int e = 0; e < 4097; ++e) layer.matrices[3].at(0, e) = kMaxTokensPerEntry;
   EXPECT_EQ(CheckTraceLayer(layer, "f.npy").message(),
@@ -81,7 +81,7 @@ TEST(TraceLayer, AnOversizedTotalNamesItsStepAndMicrobatch) {
   EXPECT_THAT(CheckTraceLayer(plain, "f.csv").message(), HasSubstr("f.csv: step 1: holds more"));
 }
 
-TEST(TraceLayer, AValidLayerPasses) {
+TEST(TraceLayerTest, AValidLayerPasses) {
   TraceLayer layer = EmptyTraceLayer({.steps = 2, .ranks = 2, .experts = 4});
   layer.matrices[1].at(1, 3) = kMaxTokensPerEntry;
   EXPECT_TRUE(CheckTraceLayer(layer, "f.csv").ok());
