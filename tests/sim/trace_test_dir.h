@@ -33,11 +33,6 @@ class TraceTestDir : public ::testing::Test {
     std::ofstream(Path(name), std::ios::binary) << text;
   }
 
-  std::string ReadText(const std::string& name) const {
-    std::ifstream in(Path(name), std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
-
   // A version 1.0 NPY file with the given header fields and raw data bytes.
   void WriteNpy(const std::string& name, const std::string& descr, const std::string& shape,
                 const std::string& data, bool fortran = false) const {
