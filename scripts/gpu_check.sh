@@ -15,5 +15,5 @@ cd build-gpu
 ctest -L gpu --output-on-failure 2>&1 | tee "$OLDPWD/$out/ctest-gpu.log"
 # Anything skipped here should not have been: a device is present.
 if grep -q "Skipped" "$OLDPWD/$out/ctest-gpu.log"; then
-  echo "gpu_check: some gpu tests skipped (those needing two devices skip on a one-GPU machine)"
+  echo "gpu_check: some gpu tests skipped (NCCL takes one rank per device: checks of 2 or 4 ranks skip on fewer GPUs)"
 fi

@@ -1,6 +1,7 @@
-// The NCCL transport on real GPUs (label `gpu`; skips without enough devices): a one-rank
-// communicator's collectives and device memory, and weight moves and gradient return between
-// ranks on separate devices.
+// The NCCL transport on real GPUs (label `gpu`; skips without enough devices): a row of the
+// transport contract (transport_contract_test.cc) with one rank per device and its buffers in
+// device memory; and its own checks: a one-rank communicator's collectives and device memory,
+// and weight moves and gradient return between ranks on separate devices.
 #include "taot/client/nccl_transport.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <thread>
 
 #include "taot/client/replica_exchange.h"
+#include "transport_contract.h"
 
 namespace taot::client {
 namespace {
@@ -18,6 +20,43 @@ int Devices() {
   int n = 0;
   return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
 }
+
+// NCCL takes one rank per device: rank r on device r.
+void OnNcclRanks(int ranks, const RankBody& body) {
+  absl::StatusOr<NcclUniqueId> id = NewNcclUniqueId();
+  ASSERT_TRUE(id.ok()) << id.status();
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      NcclOptions o;
+      o.rank = r;
+      o.size = ranks;
+      o.device = r;
+      o.id = *id;
+      absl::StatusOr<std::unique_ptr<Transport>> t = ConnectNccl(o);
+      ASSERT_TRUE(t.ok()) << t.status();
+      body(**t);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+}
+
+void ToDevice(void* buffer, const void* host, size_t bytes) {
+  ASSERT_EQ(cudaMemcpy(buffer, host, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+}
+
+void FromDevice(void* host, const void* buffer, size_t bytes) {
+  ASSERT_EQ(cudaMemcpy(host, buffer, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, TransportTest,
+                         ::testing::Values(TransportRow{.name = "nccl",
+                                                        .on_ranks = &OnNcclRanks,
+                                                        .to_buffer = &ToDevice,
+                                                        .from_buffer = &FromDevice,
+                                                        .max_ranks = &Devices,
+                                                        .why_no_more = "one rank per CUDA device"}),
+                         TransportRowName);
 
 TEST(NcclTransportTest, BadOptionsAreRefusedByName) {
   NcclOptions o;

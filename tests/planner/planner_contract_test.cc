@@ -1,39 +1,48 @@
-// Every built-in planner, run through the same checks (validity, determinism, edge cases).
-#include <gtest/gtest.h>
+// The checks every planner must pass, over the rows each test binary gives (planner_contract.h).
+#include "planner_contract.h"
 
 #include <algorithm>
-#include <random>
 
 #include "taot/planner/load_stats.h"
-#include "taot/planner/registry.h"
-#include "taot/planner/run_planner.h"
 #include "test_requests.h"
 
 namespace taot {
+
+std::vector<PlannerRow> BuiltInPlannerRows() {
+  std::vector<PlannerRow> rows;
+  for (std::string& name : PlannerRegistry::BuiltIn().names()) rows.push_back({std::move(name)});
+  return rows;
+}
+
+void PrintTo(const PlannerRow& row, std::ostream* os) { *os << ::testing::PrintToString(row.name); }
+
+std::string PlannerRowName(const ::testing::TestParamInfo<PlannerRow>& info) {
+  std::string name = info.param.name;
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+}
+
+std::unique_ptr<Planner> PlannerTest::NewPlanner() const {
+  return GetParam().registry().Create(GetParam().name).value();
+}
+
+ScoredPlan PlannerTest::Run(const PlanRequest& request) const {
+  auto planner = NewPlanner();
+  absl::StatusOr<ScoredPlan> out = RunPlanner(*planner, request);
+  EXPECT_TRUE(out.ok()) << GetParam().name << ": " << out.status().message();
+  return out.ok() ? *out : ScoredPlan{};
+}
+
 namespace {
 
 using testing::MakeRequest;
 using testing::RandomRequest;
 
-class PlannerTest : public ::testing::TestWithParam<std::string> {
- protected:
-  std::unique_ptr<Planner> NewPlanner() const {
-    return PlannerRegistry::BuiltIn().Create(GetParam()).value();
-  }
-  // Runs the planner through RunPlanner, which validates the request and the plan.
-  ScoredPlan Run(const PlanRequest& request) const {
-    auto planner = NewPlanner();
-    absl::StatusOr<ScoredPlan> out = RunPlanner(*planner, request);
-    EXPECT_TRUE(out.ok()) << GetParam() << ": " << out.status().message();
-    return out.ok() ? *out : ScoredPlan{};
-  }
-};
-
 TEST_P(PlannerTest, ValidOnRandomSkewedCases) {
   for (uint64_t seed = 1; seed <= 8; ++seed) {
     for (auto [ranks, experts] : {std::pair{8, 32}, {16, 64}, {24, 48}}) {
       const ScoredPlan out = Run(RandomRequest(ranks, experts, 2, seed));
-      EXPECT_LE(out.score.imbalance_after_pct, out.score.imbalance_before_pct + 1e-9) << GetParam();
+      EXPECT_LE(out.score.imbalance_after_pct, out.score.imbalance_before_pct + 1e-9) << GetParam().name;
     }
   }
 }
@@ -95,30 +104,6 @@ TEST_P(PlannerTest, GeneralCostMatrix) {
   request = testing::Reshaped(request, [&](Problem& p) { p.topology = *Topology::FromMatrix({0, 0, 0, 1, 1, 1}, cost); });
   ASSERT_FALSE(request.topology().tree_costs().has_value());
   Run(request);
-}
-
-INSTANTIATE_TEST_SUITE_P(AllPlanners, PlannerTest,
-                         ::testing::ValuesIn(PlannerRegistry::BuiltIn().names()),
-                         [](const auto& param_info) {
-                           std::string name = param_info.param;
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           return name;
-                         });
-
-TEST(RegistryTest, ListsEveryPlannerWithTaotFirst) {
-  const std::vector<std::string> names = PlannerRegistry::BuiltIn().names();
-  EXPECT_EQ(names, (std::vector<std::string>{"taot", "taot-paper", "echo", "llep", "eplb", "lplb", "none"}));
-}
-
-TEST(RegistryTest, UnknownPlannerAndBadParametersAreClearErrors) {
-  const auto unknown = PlannerRegistry::BuiltIn().Create("magic");
-  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_NE(unknown.status().message().find("unknown planner 'magic' (known: taot, "), std::string::npos);
-  const auto bad_key = PlannerRegistry::BuiltIn().Create("taot", {{"tarrget", "3"}});
-  EXPECT_NE(bad_key.status().message().find("unknown parameter 'tarrget'"), std::string::npos);
-  const auto bad_value = PlannerRegistry::BuiltIn().Create("llep", {{"min_chunk", "lots"}});
-  EXPECT_NE(bad_value.status().message().find("parameter min_chunk: must be an integer"), std::string::npos);
-  EXPECT_TRUE(PlannerRegistry::BuiltIn().Create("taot", {{"target_imbalance_pct", "5"}}).ok());
 }
 
 }  // namespace

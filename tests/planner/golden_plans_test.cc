@@ -6,7 +6,7 @@
 //
 // To record new plans after a change that is meant to change them (say why in the commit):
 //   TAOT_GOLDEN_UPDATE=$PWD/tests/data/golden_plans.txt
-//       build/tests/unit/taot_unit_tests --gtest_filter='GoldenPlans.*'
+//       build/tests/planner/taot_planner_tests --gtest_filter='GoldenPlans.*'
 #include <gtest/gtest.h>
 
 #include <cstdio>
