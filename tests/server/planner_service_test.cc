@@ -10,6 +10,7 @@
 #include "taot/planner/plan_hash.h"
 #include "taot/planner/run_planner.h"
 #include "taot/sim/case_generator.h"
+#include "taot/wire/load_wire.h"
 #include "taot/wire/plan_wire.h"
 #include "taot/wire/scorecard_wire.h"
 
@@ -59,7 +60,7 @@ class PlannerServiceTest : public ::testing::Test {
     r.set_rank(rank);
     r.set_step(step);
     r.set_layer(layer);
-    for (int64_t n : request_.load.row(rank)) r.add_counts(n);
+    wire::RowToProto(request_.load.row(rank), *r.mutable_counts());
     return r;
   }
 
@@ -69,9 +70,7 @@ class PlannerServiceTest : public ::testing::Test {
     m.set_job_id("job-1");
     m.set_step(step);
     m.set_layer(layer);
-    m.set_ranks(8);
-    m.set_experts(32);
-    for (int64_t n : request_.load.data()) m.add_counts(n);
+    wire::MatrixToProto(request_.load, m);
     return m;
   }
 
