@@ -131,7 +131,8 @@ PYBIND11_MODULE(taot, m) {
           py::arg("timeout_s") = 60.0, "Blocks until every send and receive is done, or fails after timeout_s.");
 
   py::class_<LayerPlan>(m, "LayerPlan", "The plan every rank applies to one layer")
-      .def_property_readonly("source", [](const LayerPlan& p) { return std::string(taot::ProvenanceName(p.identity.provenance)); })
+      .def_property_readonly("source",
+                             [](const LayerPlan& p) { return std::string(taot::ProvenanceName(p.identity.provenance)); })
       .def_property_readonly("reason", [](const LayerPlan& p) { return p.identity.reason; })
       .def_property_readonly("version", [](const LayerPlan& p) { return p.identity.version; })
       .def_property_readonly("plan_seconds", [](const LayerPlan& p) { return absl::ToDoubleSeconds(p.plan_time); })

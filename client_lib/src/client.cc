@@ -291,7 +291,8 @@ class Client::Impl {
     if (*same) return std::move(plan);
     Count(&ClientStats::disagreements);
     const char* from = ProvenanceName(plan.identity.provenance);
-    Log(absl::StrCat("the ranks held different plans (this rank's came from ", from, "): no replication for this layer"));
+    Log(absl::StrCat("the ranks held different plans (this rank's came from ", from,
+                     "): no replication for this layer"));
     LayerPlan none;
     none.identity = {0, PlanHash(none.plan), Provenance::kNoReplication,
                      absl::StrCat("the ranks held different plans (this rank's came from ", from, ")")};

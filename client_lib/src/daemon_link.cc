@@ -190,8 +190,8 @@ absl::StatusOr<LayerPlan> DaemonLink::ReportLoad(int64_t step, int layer, std::s
   if (absl::Status s = FromGrpc(stub_->ReportLoad(&context, request, &reply)); !s.ok()) return s;
   absl::StatusOr<Plan> plan = wire::PlanFromProto(reply);
   if (!plan.ok()) {
-    return absl::DataLossError(
-        absl::StrCat("the daemon's plan for (step ", step, ", layer ", layer, ") is not whole: ", plan.status().message()));
+    return absl::DataLossError(absl::StrCat("the daemon's plan for (step ", step, ", layer ", layer,
+                                            ") is not whole: ", plan.status().message()));
   }
   LayerPlan out;
   out.plan = *std::move(plan);

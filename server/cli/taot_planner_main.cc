@@ -42,7 +42,8 @@ namespace {
 // Plain TCP, TLS, or mutual TLS (a client CA: clients must present a certificate it signed).
 // ConfigureDaemon has checked which files go together.
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const DaemonSettings& s) {
-  return wire::ServerCredentials({{"--tls-cert", s.tls_cert}, {"--tls-key", s.tls_key}, {"--tls-client-ca", s.tls_client_ca}});
+  return wire::ServerCredentials(
+      {{"--tls-cert", s.tls_cert}, {"--tls-key", s.tls_key}, {"--tls-client-ca", s.tls_client_ca}});
 }
 
 std::optional<std::string_view> EnvToken() {

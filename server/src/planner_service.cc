@@ -157,7 +157,9 @@ wire::SharedBytes WireBytes(std::shared_ptr<const RoundPlan> plan) {
   return {bytes, std::move(plan)};
 }
 
-grpc::ByteBuffer WireBuffer(std::shared_ptr<const RoundPlan> plan) { return wire::MessageBuffer(WireBytes(std::move(plan))); }
+grpc::ByteBuffer WireBuffer(std::shared_ptr<const RoundPlan> plan) {
+  return wire::MessageBuffer(WireBytes(std::move(plan)));
+}
 
 // A StreamResponse (its `plans`, field 1) made of the plans' shared wire bytes.
 grpc::ByteBuffer StreamResponseBuffer(std::vector<std::shared_ptr<const RoundPlan>> plans) {
