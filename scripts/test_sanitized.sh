@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# CI's sanitizer row: the planner, simulator, server, client, kernel and tools tests (GoogleTest, in process) built
-# with AddressSanitizer, UndefinedBehaviorSanitizer and libstdc++'s assertions (TAOT_SANITIZE) into
-# ./build-asan (or $TAOT_ASAN_BUILD_DIR), run with ctest. The Python tests stay in the plain build:
-# an instrumented extension module would need the sanitizer runtime preloaded into Python.
+# CI's sanitizer row: the planner, simulator, server, client, kernel and tools tests (GoogleTest,
+# in process) built with AddressSanitizer, UndefinedBehaviorSanitizer and libstdc++'s assertions
+# (TAOT_SANITIZE) into ./build-asan (or $TAOT_ASAN_BUILD_DIR), run with ctest. The Python tests
+# stay in the plain build: an instrumented extension module would need the sanitizer runtime
+# preloaded into Python.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${TAOT_ASAN_BUILD_DIR:-build-asan}"
