@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "daemon_link.h"
+#include "taot/planner/fnv1a.h"
 #include "taot/planner/plan_hash.h"
 #include "taot/planner/plan_request.h"
 #include "taot/planner/registry.h"
@@ -24,15 +25,14 @@ namespace taot::client {
 namespace {
 
 constexpr size_t kMaxRunIdBytes = 128;
+// Gather's flag bit: above every valid load entry (at most 2^40), below the sign.
+constexpr int64_t kRegisteredBit = int64_t{1} << 62;
 
 // 64-bit FNV-1a of a name (a node's, a run's): what ranks gather to compare names.
 int64_t NameHash(std::string_view name) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (const char c : name) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 0x100000001b3ULL;
-  }
-  return static_cast<int64_t>(h);
+  Fnv1a h;
+  h.AddBytes(name);
+  return static_cast<int64_t>(h.hash());
 }
 
 absl::Status CheckOptions(const ClientOptions& o, int world_size) {
@@ -108,19 +108,14 @@ std::string_view ModeName(Mode mode) {
 
 class Client::Impl {
  public:
-  Impl(ClientOptions options, Transport& transport, Topology topology, std::unique_ptr<Planner> planner,
+  Impl(ClientOptions options, Transport& transport, std::shared_ptr<const Problem> problem, std::unique_ptr<Planner> planner,
        std::unique_ptr<DaemonLink> link, bool all_registered)
       : options_(std::move(options)),
         transport_(transport),
+        gathered_(EmptyRequest(std::move(problem))),
         planner_(std::move(planner)),
         link_(std::move(link)),
-        daemon_in_use_(all_registered) {
-    gathered_.topology = std::move(topology);
-    gathered_.experts = options_.experts;
-    gathered_.slots_per_rank = options_.slots_per_rank;
-    gathered_.expert_bytes = options_.expert_bytes;
-    gathered_.load = LoadMatrix(transport_.size(), options_.experts);
-  }
+        daemon_in_use_(all_registered) {}
 
   absl::StatusOr<LayerPlan> PlanLayer(int64_t step, int layer, std::span<const int64_t> row) {
     if (step < 0) return absl::InvalidArgumentError(absl::StrCat("step: must be >= 0, got ", step));
@@ -254,19 +249,21 @@ class Client::Impl {
     return PlanHere(std::move(reason));
   }
 
-  // Every rank's row into gathered_, the request for this job's topology, with one flag per rank
-  // riding along (whether it is registered with the daemon): true when every rank's is set.
+  // Every rank's row straight into gathered_'s load, with one flag per rank riding along in a
+  // bit no valid entry uses (whether the rank is registered with the daemon; every rank checked
+  // its own row's range): true when every rank's is set.
   absl::StatusOr<bool> Gather(std::span<const int64_t> row, bool flag) {
-    const size_t width = row.size() + 1;
+    static_assert(kMaxTokensPerEntry < kRegisteredBit);
     send_.assign(row.begin(), row.end());
-    send_.push_back(flag ? 1 : 0);
-    received_.resize(static_cast<size_t>(transport_.size()) * width);
-    if (absl::Status s = transport_.AllGather(send_, received_, options_.collective_timeout); !s.ok()) return s;
+    if (flag) send_[0] |= kRegisteredBit;
+    if (absl::Status s = transport_.AllGather(send_, gathered_.load.values(), options_.collective_timeout); !s.ok()) {
+      return s;
+    }
     bool all = true;
     for (int r = 0; r < transport_.size(); ++r) {
-      const auto from = received_.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(r) * width);
-      std::copy_n(from, options_.experts, gathered_.load.row(r).begin());
-      all = all && from[options_.experts] != 0;
+      int64_t& first = gathered_.load.at(r, 0);
+      all = all && (first & kRegisteredBit) != 0;
+      first &= ~kRegisteredBit;
     }
     return all;
   }
@@ -315,7 +312,7 @@ class Client::Impl {
   PlanRequest gathered_;  // the job's request; its load is the latest all-gathered counts
   std::unique_ptr<Planner> planner_;
   std::unique_ptr<DaemonLink> link_;
-  std::vector<int64_t> send_, received_;  // Gather's buffers, kept between layers
+  std::vector<int64_t> send_;  // Gather's buffer, kept between layers
   // The daemon back-off, the same on every rank (driven by gathered values only): whether every
   // rank is known to be registered, and the layers still to plan locally after a failure.
   bool daemon_in_use_;
@@ -338,15 +335,18 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& opti
                            static_cast<int64_t>(std::random_device{}()) << 32 | std::random_device{}()};
   std::vector<int64_t> all(3 * static_cast<size_t>(transport->size()));
   if (absl::Status s = transport->AllGather(mine, all, options.collective_timeout); !s.ok()) return s;
-  std::map<int64_t, int> node_ids;
-  std::vector<int> node_of_rank;
+  std::vector<int64_t> node_hashes;
   std::vector<int64_t> runs;
   for (size_t r = 0; r < all.size(); r += 3) {
-    node_of_rank.push_back(node_ids.emplace(all[r], static_cast<int>(node_ids.size())).first->second);
+    node_hashes.push_back(all[r]);
     runs.insert(runs.end(), {all[r + 1], all[r + 2]});
   }
-  absl::StatusOr<Topology> topology = Topology::FromNodes(std::move(node_of_rank), options.inter_node_cost);
+  absl::StatusOr<Topology> topology =
+      Topology::FromNodes(NodeIdsByLowestRank<int64_t>(node_hashes), options.inter_node_cost);
   if (!topology.ok()) return topology.status();
+  absl::StatusOr<std::shared_ptr<const Problem>> problem =
+      ShareProblem({*std::move(topology), options.experts, options.slots_per_rank, options.expert_bytes});
+  if (!problem.ok()) return problem.status();
   absl::StatusOr<std::string> run_id = AgreeOnRunId(options, runs);
   if (!run_id.ok()) return run_id.status();
   std::unique_ptr<DaemonLink> link;
@@ -383,7 +383,7 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& opti
                        registered.message(), "): planning locally while registering goes on"));
     }
   }
-  auto impl = std::make_unique<Impl>(options, *transport, *std::move(topology), *std::move(planner), std::move(link),
+  auto impl = std::make_unique<Impl>(options, *transport, *std::move(problem), *std::move(planner), std::move(link),
                                      all_registered);
   return std::unique_ptr<Client>(new Client(options, std::move(transport), std::move(impl)));
 }

@@ -131,25 +131,25 @@ void ReadResident(Reader& in, const json& value, PlanRequest& request) {
 // The declared sizes, checked against the limits and against the load's shape before any R x R
 // or R x E allocation; `ranks` receives the topology's rank count. Returns the load's JSON.
 absl::StatusOr<const json*> ReadSizes(Reader& in, const json& root, const json& topology,
-                                      PlanRequest& request, int64_t& ranks) {
+                                      Problem& problem, int64_t& ranks) {
   const json* ranks_v = in.Member(topology, "topology", "ranks", true);
   const json* experts_v = in.Member(root, "", "experts", true);
   const json* slots_v = in.Member(root, "", "slots_per_rank", true);
   const json* load_v = in.Member(root, "", "load", true);
   if (!in.ok()) return in.status();
   ranks = in.Int(*ranks_v, "topology.ranks", 1, kMaxRanks);
-  request.experts = static_cast<int>(in.Int(*experts_v, "experts", 1, kMaxExperts));
+  problem.experts = static_cast<int>(in.Int(*experts_v, "experts", 1, kMaxExperts));
   // A rank cannot hold more guest replicas than there are experts.
-  request.slots_per_rank =
-      static_cast<int>(in.Int(*slots_v, "slots_per_rank", 0, request.experts));
+  problem.slots_per_rank =
+      static_cast<int>(in.Int(*slots_v, "slots_per_rank", 0, problem.experts));
   if (!in.ok()) return in.status();
-  if (absl::Status s = CheckRequestSize(ranks, request.experts); !s.ok()) return s;
-  if (request.experts % ranks != 0) {
+  if (absl::Status s = CheckRequestSize(ranks, problem.experts); !s.ok()) return s;
+  if (problem.experts % ranks != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "experts: ", request.experts, " is not divisible by topology.ranks ", ranks,
+        "experts: ", problem.experts, " is not divisible by topology.ranks ", ranks,
         " (every rank hosts experts/ranks experts)"));
   }
-  const json* load = MatrixOfShape(in, *load_v, "load", ranks, request.experts);
+  const json* load = MatrixOfShape(in, *load_v, "load", ranks, problem.experts);
   if (load == nullptr) return in.status();
   return load;
 }
@@ -170,23 +170,26 @@ absl::StatusOr<PlanRequest> ParseCase(std::string_view text) {
   in.OnlyKeys(*t, "topology",
               {"ranks", "ranks_per_node", "inter_node_cost", "node_of_rank", "cost_matrix"});
   if (!in.ok()) return in.status();
-  PlanRequest request;
+  Problem problem;
   int64_t ranks = 0;
-  absl::StatusOr<const json*> load = ReadSizes(in, root, *t, request, ranks);
+  absl::StatusOr<const json*> load = ReadSizes(in, root, *t, problem, ranks);
   if (!load.ok()) return load.status();
   absl::StatusOr<Topology> topology = ReadTopology(in, *t, ranks);
   if (!topology.ok()) return topology.status();
-  request.topology = *std::move(topology);
+  problem.topology = *std::move(topology);
   if (const json* b = in.Member(root, "", "expert_bytes", false)) {
-    request.expert_bytes = in.Int(*b, "expert_bytes", 0, int64_t{1} << 50);
+    problem.expert_bytes = in.Int(*b, "expert_bytes", 0, int64_t{1} << 50);
   }
+  if (!in.ok()) return in.status();
+  absl::StatusOr<std::shared_ptr<const Problem>> shared = ShareProblem(std::move(problem));
+  if (!shared.ok()) return shared.status();
+  PlanRequest request = EmptyRequest(*std::move(shared));
   if (const json* v = in.Member(root, "", "target_imbalance_pct", false)) {
     request.target_imbalance_pct = in.Number(*v, "target_imbalance_pct");
   }
   if (const json* r = in.Member(root, "", "resident", false)) ReadResident(in, *r, request);
   if (const json* m = in.Member(root, "", "meta", false)) in.Object(*m, "meta");
   if (!in.ok()) return in.status();
-  request.load = LoadMatrix(static_cast<int>(ranks), request.experts);
   ReadCells(in, **load, "load", [&](size_t s, size_t e, const json& v, const std::string& path) {
     request.load.at(static_cast<int>(s), static_cast<int>(e)) =
         in.Int(v, path, 0, kMaxTokensPerEntry);
@@ -197,7 +200,7 @@ absl::StatusOr<PlanRequest> ParseCase(std::string_view text) {
 }
 
 std::string CaseToJson(const PlanRequest& request, std::string_view meta_json) {
-  const Topology& topo = request.topology;
+  const Topology& topo = request.topology();
   json topology;
   topology["ranks"] = topo.ranks();
   topology["node_of_rank"] = topo.node_of_rank();
@@ -214,9 +217,9 @@ std::string CaseToJson(const PlanRequest& request, std::string_view meta_json) {
   }
   std::ostringstream out;
   out << "{\n  \"topology\": " << topology.dump() << ",\n"
-      << "  \"experts\": " << request.experts << ",\n"
-      << "  \"slots_per_rank\": " << request.slots_per_rank << ",\n"
-      << "  \"expert_bytes\": " << request.expert_bytes << ",\n";
+      << "  \"experts\": " << request.experts() << ",\n"
+      << "  \"slots_per_rank\": " << request.slots_per_rank() << ",\n"
+      << "  \"expert_bytes\": " << request.expert_bytes() << ",\n";
   if (request.target_imbalance_pct) {
     out << "  \"target_imbalance_pct\": " << json(*request.target_imbalance_pct).dump() << ",\n";
   }

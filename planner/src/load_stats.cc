@@ -11,7 +11,7 @@ namespace taot {
 __attribute__((target_clones("avx2", "default")))
 #endif
 std::vector<int64_t> ExpertTotals(const PlanRequest& request) {
-  const size_t E = static_cast<size_t>(request.experts);
+  const size_t E = static_cast<size_t>(request.experts());
   const int S = request.load.sources();
   std::vector<int64_t> totals(E, 0);
   int64_t* __restrict out = totals.data();
@@ -30,7 +30,7 @@ std::vector<int64_t> ExpertTotals(const PlanRequest& request) {
 std::vector<int64_t> RankLoadsBefore(const PlanRequest& request) {
   const std::vector<int64_t> totals = ExpertTotals(request);
   std::vector<int64_t> loads(static_cast<size_t>(request.ranks()), 0);
-  for (int e = 0; e < request.experts; ++e) loads[request.home_of(e)] += totals[e];
+  for (int e = 0; e < request.experts(); ++e) loads[request.home_of(e)] += totals[e];
   return loads;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -12,26 +13,9 @@ namespace taot {
 namespace {
 
 absl::Status CheckShape(const PlanRequest& r) {
-  const int R = r.topology.ranks();
-  if (R <= 0) return absl::InvalidArgumentError("topology.ranks: must be a positive integer, got 0");
-  if (r.experts <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("experts: must be a positive integer, got ", r.experts));
-  }
-  if (absl::Status s = CheckRequestSize(R, r.experts); !s.ok()) return s;
-  if (r.experts % R != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("experts: ", r.experts,
-                                                   " is not divisible by the number of ranks ", R,
-                                                   " (every rank hosts experts/ranks experts)"));
-  }
-  if (r.slots_per_rank < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("slots_per_rank: must be >= 0, got ", r.slots_per_rank));
-  }
-  if (r.expert_bytes < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("expert_bytes: must be >= 0, got ", r.expert_bytes));
-  }
+  if (r.problem == nullptr) return absl::InvalidArgumentError("problem: must be set");
+  if (absl::Status s = ValidateProblem(*r.problem); !s.ok()) return s;
+  const int R = r.ranks();
   if (r.target_imbalance_pct &&
       (!std::isfinite(*r.target_imbalance_pct) || *r.target_imbalance_pct < 0 ||
        *r.target_imbalance_pct > 1e6)) {
@@ -39,9 +23,9 @@ absl::Status CheckShape(const PlanRequest& r) {
         absl::StrCat("target_imbalance_pct: must be a number in [0, 1e6], got ",
                      *r.target_imbalance_pct));
   }
-  if (r.load.sources() != R || r.load.experts() != r.experts) {
+  if (r.load.sources() != R || r.load.experts() != r.experts()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "load: must be ", R, " rows (ranks) x ", r.experts, " columns (experts), got ",
+        "load: must be ", R, " rows (ranks) x ", r.experts(), " columns (experts), got ",
         r.load.sources(), " x ", r.load.experts()));
   }
   return absl::OkStatus();
@@ -66,22 +50,11 @@ absl::Status CheckLoad(const PlanRequest& r) {
 
 }  // namespace
 
-absl::Status CheckRequestSize(int64_t ranks, int64_t experts, absl::string_view ranks_field,
-                              absl::string_view experts_field) {
-  if (ranks < 1 || ranks > kMaxRanks) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(ranks_field, ": must be in [1, ", kMaxRanks, "], got ", ranks));
-  }
-  if (experts < 1 || experts > kMaxExperts) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(experts_field, ": must be in [1, ", kMaxExperts, "], got ", experts));
-  }
-  if (ranks * experts > kMaxLoadEntries) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        ranks_field, " x ", experts_field, ": ", ranks, " x ", experts,
-        " load entries is more than the limit of ", kMaxLoadEntries, " (2^24)"));
-  }
-  return absl::OkStatus();
+PlanRequest EmptyRequest(std::shared_ptr<const Problem> problem) {
+  PlanRequest request;
+  request.load = LoadMatrix(problem->ranks(), problem->experts);
+  request.problem = std::move(problem);
+  return request;
 }
 
 std::optional<size_t> FirstOutOfRange(std::span<const int64_t> row) {

@@ -30,8 +30,8 @@ absl::Status CheckAssignments(const PlanRequest& request, const Plan& plan) {
     if (a.source < 0 || a.source >= request.ranks()) {
       return fail("source ", a.source, " is out of range [0, ", request.ranks(), ")");
     }
-    if (a.expert < 0 || a.expert >= request.experts) {
-      return fail("expert ", a.expert, " is out of range [0, ", request.experts, ")");
+    if (a.expert < 0 || a.expert >= request.experts()) {
+      return fail("expert ", a.expert, " is out of range [0, ", request.experts(), ")");
     }
     if (a.rank < 0 || a.rank >= request.ranks()) {
       return fail("rank ", a.rank, " is out of range [0, ", request.ranks(), ")");
@@ -66,8 +66,8 @@ absl::Status ValidateReplicas(const PlanRequest& request, std::span<const Replic
     auto fail = [&](auto&&... parts) {
       return absl::InvalidArgumentError(absl::StrCat(std::string(field), "[", i, "]: ", parts...));
     };
-    if (r.expert < 0 || r.expert >= request.experts) {
-      return fail("expert ", r.expert, " is out of range [0, ", request.experts, ")");
+    if (r.expert < 0 || r.expert >= request.experts()) {
+      return fail("expert ", r.expert, " is out of range [0, ", request.experts(), ")");
     }
     if (r.rank < 0 || r.rank >= request.ranks()) {
       return fail("rank ", r.rank, " is out of range [0, ", request.ranks(), ")");
@@ -76,8 +76,8 @@ absl::Status ValidateReplicas(const PlanRequest& request, std::span<const Replic
       return fail("rank ", r.rank, " is the home of expert ", r.expert, " (a replica lives on a guest rank)");
     }
     if (!seen.emplace(r.expert, r.rank).second) return fail("expert ", r.expert, " is placed on rank ", r.rank, " twice");
-    if (++per_rank[r.rank] > request.slots_per_rank) {
-      return fail("rank ", r.rank, " holds more than slots_per_rank = ", request.slots_per_rank, " replicas");
+    if (++per_rank[r.rank] > request.slots_per_rank()) {
+      return fail("rank ", r.rank, " holds more than slots_per_rank = ", request.slots_per_rank(), " replicas");
     }
   }
   return absl::OkStatus();

@@ -17,19 +17,19 @@ void CountTransfers(const PlanRequest& request, const Plan& plan, Scorecard& sco
       continue;
     }
     const int home = request.home_of(r.expert);
-    if (request.topology.same_node(home, r.rank)) {
+    if (request.topology().same_node(home, r.rank)) {
       ++score.intra_node_transfers;
-      score.bytes_moved_intra_node += request.expert_bytes;
+      score.bytes_moved_intra_node += request.expert_bytes();
     } else {
       ++score.inter_node_transfers;
-      score.bytes_moved_inter_node += request.expert_bytes;
+      score.bytes_moved_inter_node += request.expert_bytes();
     }
-    score.weighted_cost += request.topology.cost(home, r.rank);
+    score.weighted_cost += request.topology().cost(home, r.rank);
   }
 }
 
 void CountDispatch(const PlanRequest& request, const Plan& plan, Scorecard& score) {
-  const Topology& topo = request.topology;
+  const Topology& topo = request.topology();
   auto add = [&](int source, int rank, int64_t tokens) {
     if (source == rank) {
       score.tokens_local += tokens;

@@ -58,11 +58,12 @@ absl::Status Job::StartRun(const std::string& run_id) {
 absl::Status Job::Start(std::vector<int> node_of_rank) {
   absl::StatusOr<Topology> topology = Topology::FromNodes(std::move(node_of_rank), config_.inter_node_cost);
   if (!topology.ok()) return topology.status();
+  // Made once per run: every round of the run shares it.
+  absl::StatusOr<std::shared_ptr<const Problem>> problem =
+      ShareProblem({*std::move(topology), config_.experts, config_.slots_per_rank, config_.expert_bytes});
+  if (!problem.ok()) return problem.status();
   RoundsConfig rc;
-  rc.topology = *topology;
-  rc.experts = config_.experts;
-  rc.slots_per_rank = config_.slots_per_rank;
-  rc.expert_bytes = config_.expert_bytes;
+  rc.problem = *std::move(problem);
   rc.round_timeout = config_.round_timeout;
   rc.max_round_bytes = config_.max_round_bytes;
   rc.registry = config_.registry;
@@ -75,7 +76,7 @@ absl::Status Job::Start(std::vector<int> node_of_rank) {
   }
   absl::StatusOr<std::unique_ptr<PlanRounds>> rounds = PlanRounds::Create(rc, planner_, params_, planner_version_);
   if (!rounds.ok()) return rounds.status();
-  nodes_ = rc.topology.nodes();
+  nodes_ = rc.problem->topology.nodes();
   rounds_ = *std::move(rounds);
   return absl::OkStatus();
 }
@@ -119,14 +120,10 @@ absl::Status Job::Register(const RankInfo& info) {
   ++registered_;
   if (config_.observer != nullptr) config_.observer->OnRegistered(registered_);
   if (registered_ < config_.world_size || rounds_) return absl::OkStatus();
-  // Everyone is in: nodes numbered in order of their lowest rank.
-  std::map<std::string, int> node_ids;
-  std::vector<int> node_of_rank;
-  for (const std::optional<RankInfo>& r : ranks_) {
-    auto [it, added] = node_ids.emplace(r->node, static_cast<int>(node_ids.size()));
-    node_of_rank.push_back(it->second);
-  }
-  return Start(std::move(node_of_rank));
+  // Everyone is in.
+  std::vector<std::string> node_names;
+  for (const std::optional<RankInfo>& r : ranks_) node_names.push_back(r->node);
+  return Start(NodeIdsByLowestRank<std::string>(node_names));
 }
 
 absl::StatusOr<std::shared_ptr<PlanRounds>> Job::Rounds(std::string_view run_id) {

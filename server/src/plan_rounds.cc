@@ -19,7 +19,7 @@ constexpr size_t kRecentPlans = 64;
 constexpr int64_t kMaxStep = int64_t{1} << 53;
 
 int64_t RoundBytes(const RoundsConfig& config) {
-  return int64_t{config.topology.ranks()} * config.experts * static_cast<int64_t>(sizeof(int64_t));
+  return int64_t{config.problem->ranks()} * config.problem->experts * static_cast<int64_t>(sizeof(int64_t));
 }
 
 std::string KeyText(RoundKey key) { return absl::StrCat("(step ", key.step, ", layer ", key.layer, ")"); }
@@ -48,16 +48,6 @@ absl::Status CheckTotal(int64_t total, int64_t added) {
   return absl::OkStatus();
 }
 
-PlanRequest RequestFor(const RoundsConfig& config, LoadMatrix load) {
-  PlanRequest request;
-  request.topology = config.topology;
-  request.experts = config.experts;
-  request.slots_per_rank = config.slots_per_rank;
-  request.expert_bytes = config.expert_bytes;
-  request.load = std::move(load);
-  return request;
-}
-
 bool SameRow(const LoadMatrix& load, int rank, std::span<const int64_t> row) {
   return std::equal(row.begin(), row.end(), load.row(rank).begin());
 }
@@ -66,10 +56,8 @@ bool SameRow(const LoadMatrix& load, int rank, std::span<const int64_t> row) {
 
 absl::StatusOr<std::unique_ptr<PlanRounds>> PlanRounds::Create(RoundsConfig config, const std::string& planner,
                                                                const PlannerParams& params, uint64_t version) {
-  if (absl::Status s = ValidateRequest(RequestFor(config, LoadMatrix(config.topology.ranks(), config.experts)));
-      !s.ok()) {
-    return s;
-  }
+  if (config.problem == nullptr) return absl::InvalidArgumentError("problem: must be set");
+  if (absl::Status s = ValidateProblem(*config.problem); !s.ok()) return s;
   if (config.round_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("round_timeout: must be positive");
   }
@@ -117,7 +105,7 @@ void PlanRounds::RunTimer() {
       if (stopping_) {
         reason = "the daemon is stopping";
       } else if (collecting) {
-        reason = absl::StrCat(round->missing, " of ", config_.topology.ranks(),
+        reason = absl::StrCat(round->missing, " of ", config_.problem->ranks(),
                               " ranks had not reported at the round's deadline");
       } else {
         // Whatever the planner does (a plugin that hangs), the round's ranks are answered; its
@@ -126,7 +114,7 @@ void PlanRounds::RunTimer() {
                               absl::FormatDuration(config_.round_timeout), ")");
         DropPlanner(round->planning_slot, reason);
       }
-      Publish(*round, Fallback(key, round->load, std::move(reason)));
+      Publish(*round, Fallback(key, round->request, std::move(reason)));
       return true;
     });
     if (!settled_.empty()) {
@@ -225,9 +213,9 @@ absl::StatusOr<std::shared_ptr<PlanRounds::Round>> PlanRounds::FindOrCreate(Roun
     Forget(rounds_.begin(), rounds_.lower_bound(RoundKey{newest_step_ - config_.keep_steps, 0}));
   }
   if (absl::Status s = MakeRoom(); !s.ok()) return s;
-  const int R = config_.topology.ranks();
+  const int R = config_.problem->ranks();
   auto round = std::make_shared<Round>();
-  round->load = LoadMatrix(R, config_.experts);
+  round->request = EmptyRequest(config_.problem);
   round->reported.assign(static_cast<size_t>(R), 0);
   round->missing = R;
   round->deadline = absl::Now() + config_.round_timeout;
@@ -255,8 +243,7 @@ absl::Status PlanRounds::MakeRoom() {
                                                    config_.max_round_bytes >> 20, " MiB): no room for another"));
 }
 
-std::shared_ptr<const RoundPlan> PlanRounds::Fallback(RoundKey key, const LoadMatrix& load, std::string reason) const {
-  const PlanRequest request = RequestFor(config_, load);
+std::shared_ptr<const RoundPlan> PlanRounds::Fallback(RoundKey key, const PlanRequest& request, std::string reason) const {
   auto result = std::make_shared<RoundPlan>();
   result->key = key;
   result->score = Score(request, result->plan, 0);
@@ -310,14 +297,14 @@ void PlanRounds::PlanRound(RoundKey key, Round& round) {
   // The round's waiters see kPlanning and keep waiting (the caller holds the round alive); the
   // timer answers them at the planning deadline if the planner has not.
   if (round.planning_deadline < timer_wakes_) timer_cv_.Signal();
-  absl::StatusOr<ScoredPlan> scored = PlanUnlocked(*slot, RequestFor(config_, round.load), round.planning_deadline);
+  absl::StatusOr<ScoredPlan> scored = PlanUnlocked(*slot, round.request, round.planning_deadline);
   if (round.state == State::kDone) return;  // too late: the timer gave the round its fallback
   if (!scored.ok()) {
     std::string reason = absl::StrCat("planner ", slot->name, " failed: ", scored.status().message());
     // A planner that fails (a plugin's invalid plan) is dropped for the one before it, if any;
     // one merely busy past the deadline is not.
     if (scored.status().code() != absl::StatusCode::kDeadlineExceeded) DropPlanner(slot, reason);
-    Publish(round, Fallback(key, round.load, std::move(reason)));
+    Publish(round, Fallback(key, round.request, std::move(reason)));
     return;
   }
   auto result = std::make_shared<RoundPlan>();
@@ -328,15 +315,16 @@ void PlanRounds::PlanRound(RoundKey key, Round& round) {
   result->version = slot->version;
   result->planner = slot->name;
   Publish(round, std::move(result));
-  if (placing_) Place(key, round.load, *slot);
+  if (placing_) Place(key, round.request, *slot);
 }
 
-void PlanRounds::Place(RoundKey key, const LoadMatrix& load, PlannerSlot& slot) {
+void PlanRounds::Place(RoundKey key, const PlanRequest& planned, PlannerSlot& slot) {
   // As taot-sim's predictive mode: aim for no residual, since prefetched weights never stall
-  // and more replicas let the split follow loads that drift from the prediction.
-  PlanRequest request = RequestFor(config_, load);
+  // and more replicas let the split follow loads that drift from the prediction. The copy of the
+  // loads is the predictive mode's own: the round's request stays as the ranks reported it.
+  PlanRequest request = planned;
   request.target_imbalance_pct = 0;
-  absl::StatusOr<ScoredPlan> scored = PlanUnlocked(slot, std::move(request), absl::Now() + config_.round_timeout);
+  absl::StatusOr<ScoredPlan> scored = PlanUnlocked(slot, request, absl::Now() + config_.round_timeout);
   if (!scored.ok()) return;  // the round's own plan is out; a missing placement costs nothing
   auto placement = std::make_shared<Placement>();
   placement->key = {key.step + 1, key.layer};
@@ -372,8 +360,8 @@ absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::Await(RoundKey key,
         return absl::DeadlineExceededError(absl::StrCat("no plan for ", KeyText(key), " before the call's deadline; ",
                                                         round.missing, " ranks had not reported"));
       }
-      Publish(round, Fallback(key, round.load,
-                              absl::StrCat(round.missing, " of ", config_.topology.ranks(),
+      Publish(round, Fallback(key, round.request,
+                              absl::StrCat(round.missing, " of ", config_.problem->ranks(),
                                            " ranks had not reported at the round's deadline")));
     }
   }
@@ -386,11 +374,11 @@ absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::Await(RoundKey key,
 
 absl::StatusOr<PlanRounds::Ticket> PlanRounds::SubmitRow(RoundKey key, int rank, std::span<const int64_t> row) {
   if (absl::Status s = CheckKey(key); !s.ok()) return s;
-  const int R = config_.topology.ranks();
+  const int R = config_.problem->ranks();
   if (rank < 0 || rank >= R) {
     return absl::InvalidArgumentError(absl::StrCat("rank: must be in [0, ", R, "), got ", rank));
   }
-  if (absl::Status s = CheckRow(row, config_.experts); !s.ok()) return s;
+  if (absl::Status s = CheckRow(row, config_.problem->experts); !s.ok()) return s;
   absl::StatusOr<Ticket> ticket = SubmitCheckedRow(key, rank, row);
   RunSettled();  // the row may have completed the round
   return ticket;
@@ -402,7 +390,7 @@ absl::StatusOr<PlanRounds::Ticket> PlanRounds::SubmitCheckedRow(RoundKey key, in
   if (!found.ok()) return found.status();
   Round& round = **found;
   if (round.reported[rank]) {
-    if (!SameRow(round.load, rank, row)) {
+    if (!SameRow(round.request.load, rank, row)) {
       return absl::FailedPreconditionError(
           absl::StrCat("rank ", rank, " already reported a different load for ", KeyText(key)));
     }
@@ -410,7 +398,7 @@ absl::StatusOr<PlanRounds::Ticket> PlanRounds::SubmitCheckedRow(RoundKey key, in
     const int64_t added = RowTotal(row);
     if (absl::Status s = CheckTotal(round.total, added); !s.ok()) return s;
     round.total += added;
-    std::copy(row.begin(), row.end(), round.load.row(rank).begin());
+    std::copy(row.begin(), row.end(), round.request.load.row(rank).begin());
     round.reported[rank] = 1;
     if (--round.missing == 0) PlanRound(key, round);
   }
@@ -437,14 +425,14 @@ absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::ReportRow(RoundKey 
 
 absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::ReportMatrix(RoundKey key, LoadMatrix load) {
   if (absl::Status s = CheckKey(key); !s.ok()) return s;
-  const int R = config_.topology.ranks();
-  if (load.sources() != R || load.experts() != config_.experts) {
-    return absl::InvalidArgumentError(absl::StrCat("load: must be ", R, " x ", config_.experts, ", got ",
+  const int R = config_.problem->ranks();
+  if (load.sources() != R || load.experts() != config_.problem->experts) {
+    return absl::InvalidArgumentError(absl::StrCat("load: must be ", R, " x ", config_.problem->experts, ", got ",
                                                    load.sources(), " x ", load.experts()));
   }
   int64_t total = 0;
   for (int s = 0; s < R; ++s) {
-    if (absl::Status st = CheckRow(load.row(s), config_.experts); !st.ok()) {
+    if (absl::Status st = CheckRow(load.row(s), config_.problem->experts); !st.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("load[", s, "]", st.message().substr(4)));
     }
     const int64_t added = RowTotal(load.row(s));
@@ -457,21 +445,21 @@ absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::ReportMatrix(RoundK
 }
 
 absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::ReportCheckedMatrix(RoundKey key, LoadMatrix load) {
-  const int R = config_.topology.ranks();
+  const int R = config_.problem->ranks();
   absl::MutexLock lock(&mu_);
   absl::StatusOr<std::shared_ptr<Round>> found = FindOrCreate(key);
   if (!found.ok()) return found.status();
   const std::shared_ptr<Round> keep = *std::move(found);
   Round& round = *keep;
   for (int s = 0; s < R; ++s) {
-    if (round.reported[s] && !SameRow(round.load, s, load.row(s))) {
+    if (round.reported[s] && !SameRow(round.request.load, s, load.row(s))) {
       return absl::FailedPreconditionError(
           absl::StrCat("load[", s, "]: differs from the row rank ", s, " reported for ", KeyText(key)));
     }
   }
   if (round.state == State::kCollecting) {
-    round.load = std::move(load);
-    round.total = RowTotal(round.load.data());
+    round.request.load = std::move(load);
+    round.total = RowTotal(round.request.load.data());
     std::fill(round.reported.begin(), round.reported.end(), 1);
     round.missing = 0;
     PlanRound(key, round);
@@ -482,7 +470,7 @@ absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::ReportCheckedMatrix
 int PlanRounds::RowsIn(RoundKey key) const {
   absl::MutexLock lock(&mu_);
   const auto it = rounds_.find(key);
-  return it == rounds_.end() ? 0 : config_.topology.ranks() - it->second->missing;
+  return it == rounds_.end() ? 0 : config_.problem->ranks() - it->second->missing;
 }
 
 std::vector<std::shared_ptr<const RoundPlan>> PlanRounds::RecentPlans(size_t n) const {

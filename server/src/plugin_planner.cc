@@ -51,23 +51,23 @@ class PluginPlanner final : public Planner {
     const int R = request.ranks();
     std::vector<double> cost(static_cast<size_t>(R) * R);
     for (int a = 0; a < R; ++a) {
-      for (int b = 0; b < R; ++b) cost[static_cast<size_t>(a) * R + b] = request.topology.cost(a, b);
+      for (int b = 0; b < R; ++b) cost[static_cast<size_t>(a) * R + b] = request.topology().cost(a, b);
     }
     std::vector<int32_t> resident;
     for (const Replica& r : request.resident) resident.insert(resident.end(), {r.expert, r.rank});
-    const std::vector<int>& nodes = request.topology.node_of_rank();
+    const std::vector<int>& nodes = request.topology().node_of_rank();
     const std::vector<int32_t> node_of_rank(nodes.begin(), nodes.end());
     const taot_plan_request_v1 q{R,
-                                 request.experts,
-                                 request.slots_per_rank,
-                                 request.expert_bytes,
+                                 request.experts(),
+                                 request.slots_per_rank(),
+                                 request.expert_bytes(),
                                  node_of_rank.data(),
                                  cost.data(),
                                  request.load.data().data(),
                                  resident.data(),
                                  static_cast<int32_t>(request.resident.size()),
                                  request.target_imbalance_pct.value_or(-1.0)};
-    const int32_t replica_capacity = R * request.slots_per_rank;
+    const int32_t replica_capacity = R * request.slots_per_rank();
     replicas_.resize(static_cast<size_t>(replica_capacity));
     assignments_.resize(static_cast<size_t>(R) * replica_capacity);
     taot_plan_v1 out{replicas_.data(), replica_capacity, 0, assignments_.data(),
@@ -124,11 +124,7 @@ bool ValidName(const char* name) {
 
 // A small skewed request on two nodes: a plugin's plan for it must be valid.
 PlanRequest Probe() {
-  PlanRequest r;
-  r.topology = *Topology::Uniform(4, 2);
-  r.experts = 8;
-  r.slots_per_rank = 2;
-  r.load = LoadMatrix(4, 8);
+  PlanRequest r = EmptyRequest(std::make_shared<const Problem>(Problem{*Topology::Uniform(4, 2), 8, 2, 0}));
   for (int s = 0; s < 4; ++s) {
     for (int e = 0; e < 8; ++e) r.load.at(s, e) = e == 0 ? 400 : 10 + s + e;
   }

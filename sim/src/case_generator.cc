@@ -117,10 +117,9 @@ absl::Status CheckOptions(const CaseOptions& o) {
   return absl::OkStatus();
 }
 
-double ImbalanceOf(const CaseOptions& o, const Draws& d, double skew) {
+double ImbalanceOf(const CaseOptions& o, const Draws& d, double skew, const std::shared_ptr<const Problem>& problem) {
   PlanRequest probe;
-  probe.topology = *Topology::Uniform(o.ranks, 1);
-  probe.experts = o.experts;
+  probe.problem = problem;
   probe.load = Build(o, d, skew);
   return ImbalancePct(RankLoadsBefore(probe));
 }
@@ -131,12 +130,15 @@ absl::StatusOr<GeneratedCase> GenerateCase(const CaseOptions& o) {
   if (absl::Status s = CheckOptions(o); !s.ok()) return s;
   absl::StatusOr<Topology> topology = Topology::Uniform(o.ranks, o.ranks_per_node, o.inter_node_cost);
   if (!topology.ok()) return topology.status();
+  absl::StatusOr<std::shared_ptr<const Problem>> problem =
+      ShareProblem({*std::move(topology), o.experts, o.slots_per_rank, o.expert_bytes});
+  if (!problem.ok()) return problem.status();
   const Draws draws = Draw(o);
   double skew = o.skew;
   if (o.imbalance) {
     const double want = *o.imbalance * 100.0;
     double lo = 0, hi = 20;
-    const double floor_pct = ImbalanceOf(o, draws, lo);
+    const double floor_pct = ImbalanceOf(o, draws, lo, *problem);
     if (floor_pct > want + o.tolerance_pp) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--imbalance: ", *o.imbalance, " is below what the noise and hot experts alone give (",
@@ -145,16 +147,13 @@ absl::StatusOr<GeneratedCase> GenerateCase(const CaseOptions& o) {
     // Aim well inside the tolerance so the final rebuild lands in it.
     for (int it = 0; it < 80; ++it) {
       skew = (lo + hi) / 2;
-      const double got = ImbalanceOf(o, draws, skew);
+      const double got = ImbalanceOf(o, draws, skew, *problem);
       if (std::abs(got - want) <= o.tolerance_pp / 4) break;
       (got < want ? lo : hi) = skew;
     }
   }
   GeneratedCase out;
-  out.request.topology = *std::move(topology);
-  out.request.experts = o.experts;
-  out.request.slots_per_rank = o.slots_per_rank;
-  out.request.expert_bytes = o.expert_bytes;
+  out.request.problem = *std::move(problem);
   out.request.target_imbalance_pct = o.target_imbalance_pct;
   out.request.load = Build(o, draws, skew);
   out.imbalance_pct = ImbalancePct(RankLoadsBefore(out.request));

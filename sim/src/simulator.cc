@@ -56,8 +56,9 @@ struct Totals {
 
 class Run {
  public:
-  Run(const Scenario& sc, const Workload& w, Planner& planner)
-      : sc_(sc), w_(w), shape_(w.shape()), planner_(planner), predicted_(static_cast<size_t>(shape_.layers)) {}
+  Run(const Scenario& sc, const Workload& w, Planner& planner, std::shared_ptr<const Problem> problem)
+      : sc_(sc), w_(w), shape_(w.shape()), planner_(planner), problem_(std::move(problem)),
+        predicted_(static_cast<size_t>(shape_.layers)) {}
 
   absl::StatusOr<SimResult> Go();
 
@@ -76,17 +77,14 @@ class Run {
   const Workload& w_;
   const WorkloadShape shape_;
   Planner& planner_;
-  Topology topology_;
+  const std::shared_ptr<const Problem> problem_;  // every microbatch's request shares it
   std::vector<std::vector<Replica>> predicted_;  // per layer, for the next step
   double prefetch_intra_ = 0, prefetch_inter_ = 0;
 };
 
 PlanRequest Run::Request(LoadMatrix load, std::vector<Replica> resident) const {
   PlanRequest r;
-  r.topology = topology_;
-  r.experts = shape_.experts;
-  r.slots_per_rank = sc_.slots_per_rank;
-  r.expert_bytes = sc_.model.expert_bytes();
+  r.problem = problem_;
   r.load = std::move(load);
   r.resident = std::move(resident);
   return r;
@@ -145,14 +143,6 @@ absl::Status Run::Predict(int step, int layer) {
 }
 
 absl::StatusOr<SimResult> Run::Go() {
-  if (shape_.ranks != sc_.ranks) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("workload: has ", shape_.ranks, " ranks but the scenario has ", sc_.ranks));
-  }
-  absl::StatusOr<Topology> topology =
-      Topology::Uniform(sc_.ranks, std::min(sc_.cluster.gpus_per_node, sc_.ranks), sc_.inter_node_cost);
-  if (!topology.ok()) return topology.status();
-  topology_ = *std::move(topology);
   const int first_measured = shape_.steps > 1 ? 1 : 0;
   Totals totals;
   for (int step = 0; step < shape_.steps; ++step) {
@@ -195,7 +185,18 @@ absl::StatusOr<SimResult> Run::Go() {
 }  // namespace
 
 absl::StatusOr<SimResult> Simulate(const Scenario& scenario, const Workload& workload, Planner& planner) {
-  return Run(scenario, workload, planner).Go();
+  const WorkloadShape shape = workload.shape();
+  if (shape.ranks != scenario.ranks) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("workload: has ", shape.ranks, " ranks but the scenario has ", scenario.ranks));
+  }
+  absl::StatusOr<Topology> topology = Topology::Uniform(
+      scenario.ranks, std::min(scenario.cluster.gpus_per_node, scenario.ranks), scenario.inter_node_cost);
+  if (!topology.ok()) return topology.status();
+  absl::StatusOr<std::shared_ptr<const Problem>> problem = ShareProblem(
+      {*std::move(topology), shape.experts, scenario.slots_per_rank, scenario.model.expert_bytes()});
+  if (!problem.ok()) return problem.status();
+  return Run(scenario, workload, planner, *std::move(problem)).Go();
 }
 
 }  // namespace taot::sim

@@ -144,7 +144,7 @@ void Bench(int R, int rounds, const Paths& paths, std::vector<Row>& rows) {
   config.job_id = "bench";
   config.world_size = R;
   config.experts = kExperts;
-  config.node_of_rank = request.topology.node_of_rank();
+  config.node_of_rank = request.topology().node_of_rank();
   config.round_timeout = absl::Seconds(10);
   std::unique_ptr<taot::server::Job> job = taot::server::Job::Create(config).value();
   taot::server::PlannerService service(*job);

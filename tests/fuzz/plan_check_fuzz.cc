@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -25,12 +26,8 @@ using taot::fuzz::Require;
 
 // 4 ranks on 2 nodes, 8 experts, 2 slots, one hot expert and a replica already in place.
 taot::PlanRequest Request() {
-  taot::PlanRequest r;
-  r.topology = *taot::Topology::Uniform(4, 2);
-  r.experts = 8;
-  r.slots_per_rank = 2;
-  r.expert_bytes = 1 << 20;
-  r.load = taot::LoadMatrix(4, 8);
+  taot::PlanRequest r = taot::EmptyRequest(
+      std::make_shared<const taot::Problem>(taot::Problem{*taot::Topology::Uniform(4, 2), 8, 2, 1 << 20}));
   for (int s = 0; s < 4; ++s) {
     for (int e = 0; e < 8; ++e) r.load.at(s, e) = e == 0 ? 400 : (s + e) % 3;
   }
@@ -54,7 +51,7 @@ T Take(const uint8_t*& data, size_t& size) {
 // What the daemon makes of a plugin's output, or nothing when the counts lie outside the
 // buffers it passed.
 std::optional<taot::Plan> Decode(const taot::PlanRequest& request, const uint8_t* data, size_t size) {
-  const int32_t replica_capacity = request.ranks() * request.slots_per_rank;
+  const int32_t replica_capacity = request.ranks() * request.slots_per_rank();
   const int32_t assignment_capacity = request.ranks() * replica_capacity;
   const auto replica_count = Take<int32_t>(data, size);
   const auto assignment_count = Take<int32_t>(data, size);
@@ -79,11 +76,11 @@ void CheckKeepsTheRules(const taot::PlanRequest& request, const taot::Plan& plan
   std::set<std::pair<int, int>> held;
   std::vector<int> per_rank(static_cast<size_t>(request.ranks()), 0);
   for (const taot::Replica& r : plan.replicas) {
-    Require(r.expert >= 0 && r.expert < request.experts && r.rank >= 0 && r.rank < request.ranks(),
+    Require(r.expert >= 0 && r.expert < request.experts() && r.rank >= 0 && r.rank < request.ranks(),
             "replicas name an expert and a rank in range");
     Require(request.home_of(r.expert) != r.rank, "no replica on its expert's home");
     Require(held.insert({r.expert, r.rank}).second, "no replica twice");
-    Require(++per_rank[static_cast<size_t>(r.rank)] <= request.slots_per_rank, "at most K replicas per rank");
+    Require(++per_rank[static_cast<size_t>(r.rank)] <= request.slots_per_rank(), "at most K replicas per rank");
   }
   std::set<std::tuple<int, int, int>> seen;
   std::map<std::pair<int, int>, int64_t> sent;

@@ -27,10 +27,10 @@ class PlannerServiceTest : public ::testing::Test {
     JobConfig config;
     config.job_id = "job-1";
     config.world_size = 8;
-    config.experts = request_.experts;
-    config.slots_per_rank = request_.slots_per_rank;
-    config.expert_bytes = request_.expert_bytes;
-    config.node_of_rank = request_.topology.node_of_rank();
+    config.experts = request_.experts();
+    config.slots_per_rank = request_.slots_per_rank();
+    config.expert_bytes = request_.expert_bytes();
+    config.node_of_rank = request_.topology().node_of_rank();
     config.round_timeout = absl::Milliseconds(200);
     config.predictive = true;
     job_ = *Job::Create(config);
@@ -261,7 +261,7 @@ struct LoneDaemon {
     config.job_id = "job-1";
     config.world_size = 8;
     config.experts = 32;
-    config.node_of_rank = request.topology.node_of_rank();
+    config.node_of_rank = request.topology().node_of_rank();
     config.round_timeout = round_timeout;
     job = *Job::Create(config);
     service = std::make_unique<PlannerService>(*job, std::move(token));

@@ -45,7 +45,7 @@ std::unique_ptr<Job> JobOn(const PlannerRegistry& registry, JobObserver* observe
   config.job_id = "p";
   config.world_size = 16;
   config.experts = 64;
-  config.node_of_rank = Skewed().topology.node_of_rank();
+  config.node_of_rank = Skewed().topology().node_of_rank();
   config.registry = &registry;
   return *Job::Create(config);
 }

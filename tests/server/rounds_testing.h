@@ -14,10 +14,7 @@ namespace taot::server {
 // The rounds' configuration for `request`'s job, its rounds timing out after `timeout`.
 inline RoundsConfig ConfigFor(const PlanRequest& request, absl::Duration timeout) {
   RoundsConfig config;
-  config.topology = request.topology;
-  config.experts = request.experts;
-  config.slots_per_rank = request.slots_per_rank;
-  config.expert_bytes = request.expert_bytes;
+  config.problem = request.problem;
   config.round_timeout = timeout;
   return config;
 }

@@ -85,7 +85,7 @@ class ServiceHardeningTest : public ::testing::Test {
     config.job_id = "job-1";
     config.world_size = 8;
     config.experts = 32;
-    config.node_of_rank = request_.topology.node_of_rank();
+    config.node_of_rank = request_.topology().node_of_rank();
     config.round_timeout = absl::Seconds(10);  // rounds here plan complete, however slow the machine
     config.observer = &counter_;
     config.registry = &registry_;

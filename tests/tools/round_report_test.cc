@@ -21,26 +21,31 @@ TEST(RoundReportTest, ScoresThePlanOnTheNodesTheRanksNamed) {
   // 2, on the other node: one inter-node transfer.
   plan.replicas = {{0, 2}};
   plan.assignments = {{2, 0, 2, 35}, {3, 0, 2, 35}};
-  absl::StatusOr<Scorecard> s = ScoreRound(HotLoad(), /*ranks_per_node=*/2, /*slots_per_rank=*/1, plan);
-  ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_EQ(s->intra_node_transfers, 0);
-  EXPECT_EQ(s->inter_node_transfers, 1);
+  absl::StatusOr<std::shared_ptr<const Problem>> problem =
+      SimulatedProblem(4, 4, /*ranks_per_node=*/2, /*slots_per_rank=*/1);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  const Scorecard s = ScoreRound(*problem, HotLoad(), plan);
+  EXPECT_EQ(s.intra_node_transfers, 0);
+  EXPECT_EQ(s.inter_node_transfers, 1);
   // Rank 0 computes 280 of 400 tokens (mean 100) before, 210 after.
-  EXPECT_DOUBLE_EQ(s->imbalance_before_pct, 180);
-  EXPECT_DOUBLE_EQ(s->imbalance_after_pct, 110);
+  EXPECT_DOUBLE_EQ(s.imbalance_before_pct, 180);
+  EXPECT_DOUBLE_EQ(s.imbalance_after_pct, 110);
   // Across nodes: ranks 0 and 1 send 10 to each of ranks 2 and 3; ranks 2 and 3 send 10 to rank 1
   // and their 35 left of expert 0 to rank 0.
-  EXPECT_EQ(s->tokens_inter_node, 20 + 20 + 45 + 45);
+  EXPECT_EQ(s.tokens_inter_node, 20 + 20 + 45 + 45);
 }
 
 TEST(RoundReportTest, ARankPerNodeMakesEveryTransferInterNode) {
   Plan plan;
   plan.replicas = {{0, 1}};
   plan.assignments = {{1, 0, 1, 70}};
-  absl::StatusOr<Scorecard> s = ScoreRound(HotLoad(), 1, 1, plan);
-  ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_EQ(s->inter_node_transfers, 1);
-  EXPECT_EQ(s->intra_node_transfers, 0);
+  const Scorecard s = ScoreRound(*SimulatedProblem(4, 4, 1, 1), HotLoad(), plan);
+  EXPECT_EQ(s.inter_node_transfers, 1);
+  EXPECT_EQ(s.intra_node_transfers, 0);
+}
+
+TEST(RoundReportTest, ABadShapeIsAnError) {
+  EXPECT_FALSE(SimulatedProblem(4, 6, 2, 1).ok());  // experts not a multiple of the ranks
 }
 
 TEST(RoundReportTest, FormatsADaemonPlanAsOneLine) {

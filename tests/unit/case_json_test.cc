@@ -20,11 +20,11 @@ constexpr char kCase[] = R"({
 TEST(CaseJsonTest, ParsesEveryField) {
   const PlanRequest r = ParseCase(kCase).value();
   EXPECT_EQ(r.ranks(), 4);
-  EXPECT_EQ(r.topology.nodes(), 2);
-  EXPECT_EQ(r.topology.cost(0, 2), 2.5);
-  EXPECT_EQ(r.experts, 8);
-  EXPECT_EQ(r.slots_per_rank, 2);
-  EXPECT_EQ(r.expert_bytes, 1024);
+  EXPECT_EQ(r.topology().nodes(), 2);
+  EXPECT_EQ(r.topology().cost(0, 2), 2.5);
+  EXPECT_EQ(r.experts(), 8);
+  EXPECT_EQ(r.slots_per_rank(), 2);
+  EXPECT_EQ(r.expert_bytes(), 1024);
   EXPECT_EQ(r.target_imbalance_pct, 5.0);
   ASSERT_EQ(r.resident.size(), 1u);
   EXPECT_EQ(r.resident[0], (Replica{0, 3}));
@@ -35,11 +35,11 @@ TEST(CaseJsonTest, RoundTrips) {
   const PlanRequest r = ParseCase(kCase).value();
   const PlanRequest again = ParseCase(CaseToJson(r, R"({"seed": 1})")).value();
   EXPECT_EQ(again.load.data(), r.load.data());
-  EXPECT_EQ(again.topology.node_of_rank(), r.topology.node_of_rank());
-  EXPECT_EQ(again.topology.cost(1, 3), r.topology.cost(1, 3));
+  EXPECT_EQ(again.topology().node_of_rank(), r.topology().node_of_rank());
+  EXPECT_EQ(again.topology().cost(1, 3), r.topology().cost(1, 3));
   EXPECT_EQ(again.resident, r.resident);
   EXPECT_EQ(again.target_imbalance_pct, r.target_imbalance_pct);
-  EXPECT_EQ(again.expert_bytes, r.expert_bytes);
+  EXPECT_EQ(again.expert_bytes(), r.expert_bytes());
 }
 
 TEST(CaseJsonTest, CostMatrixAndNodeOfRank) {
@@ -47,10 +47,10 @@ TEST(CaseJsonTest, CostMatrixAndNodeOfRank) {
       "cost_matrix": [[0, 1, 4], [2, 0, 4], [4, 4, 0]]}, "experts": 3, "slots_per_rank": 1,
       "load": [[1, 2, 3], [1, 2, 3], [1, 2, 3]]})")
                             .value();
-  EXPECT_FALSE(r.topology.symmetric());
-  EXPECT_EQ(r.topology.cost(1, 0), 2.0);
+  EXPECT_FALSE(r.topology().symmetric());
+  EXPECT_EQ(r.topology().cost(1, 0), 2.0);
   const PlanRequest again = ParseCase(CaseToJson(r)).value();
-  EXPECT_EQ(again.topology.cost(1, 0), 2.0);
+  EXPECT_EQ(again.topology().cost(1, 0), 2.0);
 }
 
 std::string Error(const std::string& text) {
@@ -192,8 +192,7 @@ TEST(CaseJsonTest, AnErrorQuotingAMultiByteStringNeverThrows) {
 
 TEST(RequestLimitsTest, ValidateRequestRefusesSizesPastTheLimits) {
   PlanRequest r;
-  r.topology = *Topology::Uniform(2);
-  r.experts = 2 * 65536;
+  r.problem = std::make_shared<const Problem>(Problem{*Topology::Uniform(2), 2 * 65536, 0, 0});
   EXPECT_EQ(ValidateRequest(r).message(), "experts: must be in [1, 65536], got 131072");
   EXPECT_EQ(CheckRequestSize(4096, 8192).message(),
             "topology.ranks x experts: 4096 x 8192 load entries is more than the limit of "

@@ -21,7 +21,7 @@ std::vector<int64_t> Loads(const PlanRequest& r, const std::vector<GuestShare>& 
 
 double Cost(const PlanRequest& r, const std::vector<GuestShare>& pieces) {
   double c = 0;
-  for (const GuestShare& p : pieces) c += r.topology.cost(r.home_of(p.expert), p.rank);
+  for (const GuestShare& p : pieces) c += r.topology().cost(r.home_of(p.expert), p.rank);
   return c;
 }
 

@@ -21,9 +21,12 @@
 #include "taot/planner/registry.h"
 #include "taot/planner/run_planner.h"
 #include "taot/sim/case_generator.h"
+#include "test_requests.h"
 
 namespace taot {
 namespace {
+
+using testing::Reshaped;
 
 struct NamedCase {
   std::string name;
@@ -72,12 +75,12 @@ std::vector<NamedCase> Cases() {
   cases.push_back({"zipf-ep256-e1024", Generated(256, 1024, 0.7, 0, 10, 5)});
 
   PlanRequest k4 = Generated(32, 128, 0, 2, 20, 6);
-  k4.slots_per_rank = 4;
+  k4 = Reshaped(k4, [](Problem& p) { p.slots_per_rank = 4; });
   k4.target_imbalance_pct = 5.0;
   cases.push_back({"k4-target5-ep32-e128", k4});
 
   PlanRequest matrix = Generated(12, 48, 0.8, 0, 10, 7);
-  matrix.topology = SkewedMatrix();
+  matrix = Reshaped(matrix, [](Problem& p) { p.topology = SkewedMatrix(); });
   cases.push_back({"matrix-ep12-e48", matrix});
   return cases;
 }

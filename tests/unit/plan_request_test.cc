@@ -22,10 +22,10 @@ TEST(ValidateRequestTest, AcceptsAWellFormedRequest) {
 
 TEST(ValidateRequestTest, NamesTheBadField) {
   PlanRequest r = MakeRequest(4, 8, 2, {});
-  r.experts = 6;
+  r = testing::Reshaped(r, [](Problem& p) { p.experts = 6; });
   EXPECT_NE(ValidateRequest(r).message().find("experts: 6 is not divisible"), std::string::npos);
   r = MakeRequest(4, 8, 2, {});
-  r.slots_per_rank = -1;
+  r = testing::Reshaped(r, [](Problem& p) { p.slots_per_rank = -1; });
   EXPECT_EQ(ValidateRequest(r).message(), "slots_per_rank: must be >= 0, got -1");
   r = MakeRequest(4, 8, 2, {});
   r.load.at(3, 7) = -5;
@@ -37,7 +37,7 @@ TEST(ValidateRequestTest, NamesTheBadField) {
   r.target_imbalance_pct = -1;
   EXPECT_NE(ValidateRequest(r).message().find("target_imbalance_pct"), std::string::npos);
   r = MakeRequest(4, 8, 2, {});
-  r.expert_bytes = -3;
+  r = testing::Reshaped(r, [](Problem& p) { p.expert_bytes = -3; });
   EXPECT_NE(ValidateRequest(r).message().find("expert_bytes"), std::string::npos);
 }
 

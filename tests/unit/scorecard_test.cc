@@ -26,7 +26,7 @@ TEST(ImbalanceTest, IsMaxOverMeanMinusOne) {
 PlanRequest Request() {
   PlanRequest r = testing::MakeRequest(4, 4, 2, {{60, 10, 10, 10}, {60, 10, 10, 10}, {0, 0, 0, 0}, {0, 0, 0, 0}},
                                        /*ranks_per_node=*/2);
-  r.expert_bytes = 100;
+  r = testing::Reshaped(r, [](Problem& p) { p.expert_bytes = 100; });
   return r;
 }
 

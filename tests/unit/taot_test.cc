@@ -25,7 +25,7 @@ ScoredPlan RunTaot(const PlanRequest& request) {
 // Whether the replicas let every rank end at or under `cap` (a max-flow feasibility test).
 bool Fits(const PlanRequest& r, const std::vector<int64_t>& totals, const std::vector<Replica>& replicas,
           int64_t cap) {
-  const int E = r.experts, R = r.ranks();
+  const int E = r.experts(), R = r.ranks();
   MaxFlow flow(E + R + 2);
   const int source = E + R, sink = E + R + 1;
   int64_t total = 0;
@@ -54,10 +54,10 @@ double ExactCost(const PlanRequest& r, int64_t cap, bool direct_only) {
     }
     go(rank + 1, cost);
     if (direct_only && loads[rank] >= cap) return;
-    for (int e = 0; e < r.experts; ++e) {
+    for (int e = 0; e < r.experts(); ++e) {
       if (r.home_of(e) == rank || (direct_only && loads[r.home_of(e)] <= cap)) continue;
       chosen.push_back({e, rank});
-      go(rank + 1, cost + r.topology.cost(r.home_of(e), rank));
+      go(rank + 1, cost + r.topology().cost(r.home_of(e), rank));
       chosen.pop_back();
     }
   };
@@ -128,7 +128,7 @@ TEST(TaotTest, SaysWhenTheTargetIsOutOfReachAndGetsAsCloseAsItCan) {
   EXPECT_TRUE(out.plan.target_missed);
   EXPECT_FALSE(out.score.target_met);
   EXPECT_NEAR(out.score.imbalance_after_pct, 100.0 * (200.0 - 150.0) / 150.0, 1e-9);
-  r.slots_per_rank = 0;
+  r = testing::Reshaped(r, [](Problem& p) { p.slots_per_rank = 0; });
   const ScoredPlan none = RunTaot(r);
   EXPECT_TRUE(none.plan.target_missed);
   EXPECT_DOUBLE_EQ(none.score.imbalance_after_pct, 100.0);
@@ -158,9 +158,7 @@ TEST(TaotTest, ReusedCarrierChoiceFitsTheHotRanksOfTheSecondOrder) {
   absl::StatusOr<std::unique_ptr<sim::SequenceWorkload>> w = sim::SequenceWorkload::Create(o);
   ASSERT_TRUE(w.ok()) << w.status();
   PlanRequest request;
-  request.topology = *Topology::Uniform(64);
-  request.experts = 128;
-  request.slots_per_rank = 2;
+  request.problem = std::make_shared<const Problem>(Problem{*Topology::Uniform(64), 128, 2, 0});
   request.target_imbalance_pct = 0;
   request.load = (*w)->Load(2, 38, 0);
   auto planner = PlannerRegistry::BuiltIn().Create("taot");

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -14,16 +15,21 @@ namespace taot::testing {
 inline PlanRequest MakeRequest(int ranks, int experts, int slots,
                                const std::vector<std::vector<int64_t>>& rows,
                                int ranks_per_node = 8, double lambda = 3.0) {
-  PlanRequest r;
-  r.topology = *Topology::Uniform(ranks, ranks_per_node, lambda);
-  r.experts = experts;
-  r.slots_per_rank = slots;
-  r.expert_bytes = 1000;
-  r.load = LoadMatrix(ranks, experts);
+  PlanRequest r = EmptyRequest(std::make_shared<const Problem>(
+      Problem{*Topology::Uniform(ranks, ranks_per_node, lambda), experts, slots, 1000}));
   for (int s = 0; s < ranks && s < static_cast<int>(rows.size()); ++s) {
     for (int e = 0; e < experts && e < static_cast<int>(rows[s].size()); ++e) r.load.at(s, e) = rows[s][e];
   }
   return r;
+}
+
+// `request` on a copy of its problem changed by `edit` (a shared problem is never changed).
+template <typename Edit>
+PlanRequest Reshaped(PlanRequest request, Edit edit) {
+  Problem problem = *request.problem;
+  edit(problem);
+  request.problem = std::make_shared<const Problem>(std::move(problem));
+  return request;
 }
 
 // Random skewed load: a few hot experts, the rest light; deterministic in `seed`.

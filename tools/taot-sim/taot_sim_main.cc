@@ -121,13 +121,13 @@ absl::StatusOr<std::unique_ptr<Workload>> CaseWorkload(const std::string& path, 
   if (!text.ok()) return text.status();
   absl::StatusOr<PlanRequest> request = ParseCase(*text);
   if (!request.ok()) return absl::Status(request.status().code(), absl::StrCat(path, ": ", request.status().message()));
-  const Topology& topo = request->topology;
+  const Topology& topo = request->topology();
   if (!topo.tree_costs()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": topology: the simulator models nodes of equal size with one "
                                                    "inter-node cost; give ranks_per_node, not a cost matrix"));
   }
   sc.ranks = request->ranks();
-  sc.slots_per_rank = request->slots_per_rank;
+  sc.slots_per_rank = request->slots_per_rank();
   sc.cluster.gpus_per_node = static_cast<int>(topo.ranks_of_node(0).size());
   sc.inter_node_cost = topo.tree_costs()->inter;
   return SingleMatrix(std::move(request->load));

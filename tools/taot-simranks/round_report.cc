@@ -10,15 +10,22 @@
 
 namespace taot::simranks {
 
-absl::StatusOr<Scorecard> ScoreRound(LoadMatrix load, int ranks_per_node, int slots_per_rank, const Plan& plan) {
+absl::StatusOr<std::shared_ptr<const Problem>> SimulatedProblem(int ranks, int experts, int ranks_per_node,
+                                                                int slots_per_rank) {
   std::vector<int> node_of_rank;
-  for (int r = 0; r < load.sources(); ++r) node_of_rank.push_back(r / ranks_per_node);
+  for (int r = 0; r < ranks; ++r) node_of_rank.push_back(r / ranks_per_node);
   absl::StatusOr<Topology> topology = Topology::FromNodes(std::move(node_of_rank));
   if (!topology.ok()) return topology.status();
+  Problem problem;
+  problem.topology = *std::move(topology);
+  problem.experts = experts;
+  problem.slots_per_rank = slots_per_rank;
+  return ShareProblem(std::move(problem));
+}
+
+Scorecard ScoreRound(std::shared_ptr<const Problem> problem, LoadMatrix load, const Plan& plan) {
   PlanRequest request;
-  request.topology = *std::move(topology);
-  request.experts = load.experts();
-  request.slots_per_rank = slots_per_rank;
+  request.problem = std::move(problem);
   request.load = std::move(load);
   return Score(request, plan, 0);
 }

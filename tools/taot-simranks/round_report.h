@@ -5,19 +5,25 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "taot/client/client.h"
 #include "taot/planner/load_matrix.h"
+#include "taot/planner/problem.h"
 #include "taot/planner/scorecard.h"
 
 namespace taot::simranks {
 
-// Rank r is on node r / ranks_per_node (node names node-0, node-1, ...).
-absl::StatusOr<Scorecard> ScoreRound(LoadMatrix load, int ranks_per_node, int slots_per_rank,
-                                     const Plan& plan);
+// The simulated job's problem, made once for every round it scores: rank r on node
+// r / ranks_per_node (node names node-0, node-1, ...).
+absl::StatusOr<std::shared_ptr<const Problem>> SimulatedProblem(int ranks, int experts, int ranks_per_node,
+                                                                int slots_per_rank);
+
+// The scorecard of `plan`, valid for `load` on `problem`.
+Scorecard ScoreRound(std::shared_ptr<const Problem> problem, LoadMatrix load, const Plan& plan);
 
 // "step   0 layer  1  imbalance  70.0% ->   1.9%  transfers  3 intra  1 inter  tokens across
 // nodes    1234  daemon v7 00000000deadbeef", and "  FALLBACK: why" when the daemon did not

@@ -57,12 +57,16 @@ int Main(int argc, char** argv) {
     std::cerr << "taot-simranks: error: " << workload.status().message() << "\n";
     return 2;
   }
+  absl::StatusOr<std::shared_ptr<const Problem>> problem =
+      SimulatedProblem(w.ranks, w.experts, o.ranks_per_node, o.slots_per_rank);
+  if (!problem.ok()) {
+    std::cerr << "taot-simranks: error: " << problem.status().message() << "\n";
+    return 2;
+  }
   SimulatedRanks ranks(o, **workload);
   const absl::Status run = ranks.Run([&](int64_t step, int layer, const client::LayerPlan& plan) {
-    absl::StatusOr<Scorecard> score =
-        ScoreRound((*workload)->Load(static_cast<int>(step), layer, 0), o.ranks_per_node, o.slots_per_rank, plan.plan);
-    std::printf("%s\n", score.ok() ? FormatRound(step, layer, *score, plan).c_str()
-                                   : absl::StrCat("step ", step, " layer ", layer, ": ", score.status().message()).c_str());
+    const Scorecard score = ScoreRound(*problem, (*workload)->Load(static_cast<int>(step), layer, 0), plan.plan);
+    std::printf("%s\n", FormatRound(step, layer, score, plan).c_str());
     std::fflush(stdout);
   });
   if (!run.ok()) return Fail(std::string(run.message()));

@@ -60,10 +60,10 @@ std::vector<double> PlannedCopies(const PlanRequest& request, const Plan& plan, 
 }
 
 std::vector<int64_t> ExpertSums(const PlanRequest& request) {
-  std::vector<int64_t> totals(static_cast<size_t>(request.experts), 0);
+  std::vector<int64_t> totals(static_cast<size_t>(request.experts()), 0);
   for (int s = 0; s < request.ranks(); ++s) {
     const std::span<const int64_t> row = request.load.row(s);
-    for (int e = 0; e < request.experts; ++e) totals[e] += row[e];
+    for (int e = 0; e < request.experts(); ++e) totals[e] += row[e];
   }
   return totals;
 }
@@ -75,7 +75,7 @@ std::vector<int64_t> ExpertSums(const PlanRequest& request) {
 // with probability 1 - (1 - p_n)^k, p_n being the share of the source's picks that go to n.
 LinkBytes DispatchBytes(const PlanRequest& request, const ModelSpec& model,
                         const std::vector<double>& copies) {
-  const Topology& topo = request.topology;
+  const Topology& topo = request.topology();
   const int R = request.ranks();
   const double token_bytes = static_cast<double>(model.token_bytes());
   LinkBytes bytes(R);
@@ -160,7 +160,7 @@ void AddWeights(const Topology& topo, double weight_bytes, int from, int to, Lin
 // taken in, their dispatch bytes and all their weight bytes on that link class.
 std::vector<double> WeightArrivalUs(const PlanRequest& request, const Plan& plan, const ModelSpec& model,
                                     const LinkBytes& dispatch, const Links& links) {
-  const Topology& topo = request.topology;
+  const Topology& topo = request.topology();
   const double weight_bytes = static_cast<double>(model.expert_bytes());
   LinkBytes weights(request.ranks());
   const std::vector<Replica> resident = Sorted(request.resident);
@@ -204,7 +204,7 @@ RankCompute ComputeUs(const ClusterSpec& cluster, const ModelSpec& model, const 
     kept[a.expert] -= static_cast<double>(a.tokens);
   }
   RankCompute out{std::vector<double>(static_cast<size_t>(R), 0.0), std::vector<double>(static_cast<size_t>(R), 0.0)};
-  for (int e = 0; e < request.experts; ++e) out.home_us[request.home_of(e)] += GemmUs(cluster, model, kept[e]);
+  for (int e = 0; e < request.experts(); ++e) out.home_us[request.home_of(e)] += GemmUs(cluster, model, kept[e]);
   for (size_t i = 0; i < replicas.size(); ++i) out.guest_us[replicas[i].rank] += GemmUs(cluster, model, served[i]);
   return out;
 }
@@ -215,7 +215,7 @@ double GradientReturnUs(const PlanRequest& request, const Plan& plan, const Mode
                         const Links& links, double backward_us) {
   LinkBytes grads(request.ranks());
   for (const Replica& r : plan.replicas) {
-    AddWeights(request.topology, static_cast<double>(model.expert_bytes()), r.rank, request.home_of(r.expert), grads);
+    AddWeights(request.topology(), static_cast<double>(model.expert_bytes()), r.rank, request.home_of(r.expert), grads);
   }
   return std::max(0.0, AllToAllUs(grads, links) - backward_us);
 }

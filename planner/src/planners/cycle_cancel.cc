@@ -118,7 +118,7 @@ void CycleCanceller::Cancel(const PlanRequest& request, const std::vector<int64_
       const GuestShare& p = pieces[i];
       const bool kept = std::binary_search(resident.begin(), resident.end(),
                                            Replica{static_cast<int32_t>(p.expert), static_cast<int32_t>(p.rank)});
-      cost_[i] = kept ? 0.0 : request.topology.cost(request.home_of(p.expert), p.rank);
+      cost_[i] = kept ? 0.0 : request.topology().cost(request.home_of(p.expert), p.rank);
     }
     // Cheap pieces join the forest first, so each cycle is closed by the dearest piece on it.
     order_.resize(pieces.size());

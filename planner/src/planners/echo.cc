@@ -27,7 +27,7 @@ absl::StatusOr<Plan> EchoPlanner::MakePlan(const PlanRequest& request) {
   const int per_rank = request.experts_per_rank();
   const int64_t mean = (sums.total + R - 1) / R;
   std::vector<int64_t> load = sums.rank_loads;
-  std::vector<int> free_slots(static_cast<size_t>(R), request.slots_per_rank);
+  std::vector<int> free_slots(static_cast<size_t>(R), request.slots_per_rank());
   std::vector<GuestShare> shares;
 
   std::vector<int> hot(static_cast<size_t>(R));

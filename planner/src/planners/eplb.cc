@@ -24,8 +24,8 @@ class Copies {
   Copies(const PlanRequest& request, const LoadSums& sums)
       : request_(request),
         totals_(sums.expert_totals),
-        guests_(static_cast<size_t>(request.experts)),
-        free_slots_(static_cast<size_t>(request.ranks()), request.slots_per_rank) {}
+        guests_(static_cast<size_t>(request.experts())),
+        free_slots_(static_cast<size_t>(request.ranks()), request.slots_per_rank()) {}
 
   // Even split: every guest takes total / copies, the home the rest.
   int64_t share(int e) const {
@@ -36,7 +36,7 @@ class Copies {
   }
   std::vector<int64_t> RankLoads() const {
     std::vector<int64_t> load(static_cast<size_t>(request_.ranks()), 0);
-    for (int e = 0; e < request_.experts; ++e) {
+    for (int e = 0; e < request_.experts(); ++e) {
       const int64_t s = share(e);
       load[request_.home_of(e)] += totals_[e] - s * static_cast<int64_t>(guests_[e].size());
       for (int g : guests_[e]) load[g] += s;
@@ -57,7 +57,7 @@ class Copies {
   }
   std::vector<GuestShare> Shares() const {
     std::vector<GuestShare> shares;
-    for (int e = 0; e < request_.experts; ++e) {
+    for (int e = 0; e < request_.experts(); ++e) {
       for (int g : guests_[e]) shares.push_back({e, g, share(e)});
     }
     return shares;
@@ -101,7 +101,7 @@ int HeaviestMovable(const Copies& copies, const PlanRequest& request, const std:
 }
 
 void BalanceNodes(const PlanRequest& request, Copies& copies) {
-  const Topology& topo = request.topology;
+  const Topology& topo = request.topology();
   while (topo.nodes() > 1) {
     const std::vector<int64_t> load = copies.RankLoads();
     int heavy = 0, light = -1;
@@ -155,8 +155,8 @@ class EplbPlanner final : public Planner {
     const LoadSums sums = SumLoads(request);
     Copies copies(request, sums);
     BalanceNodes(request, copies);
-    for (int n = 0; n < request.topology.nodes(); ++n) {
-      BalanceInsideNode(request, request.topology.ranks_of_node(n), copies);
+    for (int n = 0; n < request.topology().nodes(); ++n) {
+      BalanceInsideNode(request, request.topology().ranks_of_node(n), copies);
     }
     Plan plan;
     AppendSlicedShares(request, copies.Shares(), plan);

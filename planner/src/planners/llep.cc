@@ -35,10 +35,10 @@ absl::StatusOr<Plan> LlepPlanner::MakePlan(const PlanRequest& request) {
   const auto cap = static_cast<int64_t>(
       std::floor(capacity_factor_ * static_cast<double>(sums.total) / static_cast<double>(R)));
   std::vector<int64_t> load(static_cast<size_t>(R), 0);
-  std::vector<int> free_slots(static_cast<size_t>(R), request.slots_per_rank);
+  std::vector<int> free_slots(static_cast<size_t>(R), request.slots_per_rank());
   std::vector<GuestShare> shares;
 
-  std::vector<int> order(static_cast<size_t>(request.experts));
+  std::vector<int> order(static_cast<size_t>(request.experts()));
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
     return sums.expert_totals[a] > sums.expert_totals[b];

@@ -65,12 +65,12 @@ std::vector<int> Neighbours(const Topology& topo, int rank) {
 
 // Fills every slot along the graph with the heaviest unreplicated expert of its neighbour.
 std::vector<Replica> PlaceAlongGraph(const PlanRequest& request, const LoadSums& sums) {
-  std::vector<char> replicated(static_cast<size_t>(request.experts), 0);
+  std::vector<char> replicated(static_cast<size_t>(request.experts()), 0);
   std::vector<Replica> replicas;
   const int per_rank = request.experts_per_rank();
   for (int r = 0; r < request.ranks(); ++r) {
-    const std::vector<int> neighbours = Neighbours(request.topology, r);
-    const int slots = std::min<int>(request.slots_per_rank, static_cast<int>(neighbours.size()));
+    const std::vector<int> neighbours = Neighbours(request.topology(), r);
+    const int slots = std::min<int>(request.slots_per_rank(), static_cast<int>(neighbours.size()));
     for (int j = 0; j < slots; ++j) {
       const int n = neighbours[j];
       int best = -1;

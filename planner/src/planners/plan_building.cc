@@ -11,7 +11,7 @@ LoadSums SumLoads(const PlanRequest& request) {
   LoadSums sums;
   sums.expert_totals = ExpertTotals(request);
   sums.rank_loads.assign(static_cast<size_t>(request.ranks()), 0);
-  for (int e = 0; e < request.experts; ++e) {
+  for (int e = 0; e < request.experts(); ++e) {
     sums.rank_loads[request.home_of(e)] += sums.expert_totals[e];
     sums.total += sums.expert_totals[e];
   }

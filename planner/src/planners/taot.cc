@@ -93,7 +93,7 @@ Plan TaotPlanner::PlanAt(const PlanRequest& request, const LoadSums& sums, doubl
   const int64_t max_load = *std::max_element(sums.rank_loads.begin(), sums.rank_loads.end());
   Plan plan;
   if (max_load <= cap) return plan;
-  if (request.slots_per_rank == 0) {
+  if (request.slots_per_rank() == 0) {
     plan.target_missed = true;
     return plan;
   }

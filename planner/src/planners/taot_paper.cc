@@ -67,7 +67,7 @@ std::vector<int> ColumnFirstRound(const PlanRequest& request, const std::vector<
   std::vector<std::vector<std::pair<double, int>>> wishes(static_cast<size_t>(R));
   std::vector<int> free_ranks;
   for (int c : cold) {
-    if (spare[c] < 1 || slots_used[c] >= request.slots_per_rank) continue;
+    if (spare[c] < 1 || slots_used[c] >= request.slots_per_rank()) continue;
     for (int h : hot) {
       for (int e = h * per_rank; e < (h + 1) * per_rank; ++e) {
         if (spill[e] >= 1 && !holds[static_cast<size_t>(e) * R + c]) wishes[c].push_back({score(e, c), e});
@@ -77,8 +77,8 @@ std::vector<int> ColumnFirstRound(const PlanRequest& request, const std::vector<
                      [](const auto& a, const auto& b) { return a.first > b.first; });
     free_ranks.push_back(c);
   }
-  std::vector<int> holder(static_cast<size_t>(request.experts), -1);
-  std::vector<double> held_score(static_cast<size_t>(request.experts), 0);
+  std::vector<int> holder(static_cast<size_t>(request.experts()), -1);
+  std::vector<double> held_score(static_cast<size_t>(request.experts()), 0);
   std::vector<size_t> next(static_cast<size_t>(R), 0);
   while (!free_ranks.empty()) {
     const int c = free_ranks.back();
@@ -126,9 +126,9 @@ std::vector<double> TaotPaperPlanner::RankHint(const PlanRequest& request,
   for (size_t i = 0; i < H; ++i) a[i] = supply[hot[i]];
   for (size_t j = 0; j < C; ++j) b[j] = demand[cold[j]];
   for (size_t i = 0; i < H; ++i) {
-    for (size_t j = 0; j < C; ++j) w[i * C + j] = request.topology.cost(hot[i], cold[j]);
+    for (size_t j = 0; j < C; ++j) w[i * C + j] = request.topology().cost(hot[i], cold[j]);
   }
-  std::vector<double> t = Sinkhorn(a, b, w, MaxCost(request.topology), params_.sinkhorn_iterations);
+  std::vector<double> t = Sinkhorn(a, b, w, MaxCost(request.topology()), params_.sinkhorn_iterations);
   for (size_t j = 0; j < C; ++j) {
     double column = 0;
     for (size_t i = 0; i < H; ++i) column += t[i * C + j];
@@ -141,7 +141,7 @@ std::vector<double> TaotPaperPlanner::RankHint(const PlanRequest& request,
 
 void TaotPaperPlanner::Auction(const PlanRequest& request, int expert,
                                const std::vector<Placed>& guests, Plan& plan) const {
-  const Topology& topo = request.topology;
+  const Topology& topo = request.topology();
   const int R = request.ranks();
   const double inter_bonus = 1.0 / MaxCost(topo);
   std::vector<int64_t> left(static_cast<size_t>(R));
@@ -194,12 +194,12 @@ void TaotPaperPlanner::Auction(const PlanRequest& request, int expert,
 
 absl::StatusOr<Plan> TaotPaperPlanner::MakePlan(const PlanRequest& request) {
   const LoadSums sums = SumLoads(request);
-  const Topology& topo = request.topology;
+  const Topology& topo = request.topology();
   const int R = request.ranks();
   const int per_rank = request.experts_per_rank();
   const double mean = static_cast<double>(sums.total) / R;
   Plan plan;
-  if (request.slots_per_rank == 0 || sums.total == 0) return plan;
+  if (request.slots_per_rank() == 0 || sums.total == 0) return plan;
 
   std::vector<double> supply(static_cast<size_t>(R), 0), spare(static_cast<size_t>(R), 0);
   std::vector<int> hot, cold;
@@ -224,7 +224,7 @@ absl::StatusOr<Plan> TaotPaperPlanner::MakePlan(const PlanRequest& request) {
   }
 
   // Phase 2: spill of each hot rank, heaviest experts first.
-  std::vector<double> spill(static_cast<size_t>(request.experts), 0);
+  std::vector<double> spill(static_cast<size_t>(request.experts()), 0);
   for (int h : hot) {
     std::vector<int> experts(static_cast<size_t>(per_rank));
     std::iota(experts.begin(), experts.end(), h * per_rank);
@@ -237,11 +237,11 @@ absl::StatusOr<Plan> TaotPaperPlanner::MakePlan(const PlanRequest& request) {
       left -= spill[e];
     }
   }
-  const double alpha = static_cast<double>(sums.total) / request.experts;
+  const double alpha = static_cast<double>(sums.total) / request.experts();
   std::vector<int> slots_used(static_cast<size_t>(R), 0);
-  std::vector<char> holds(static_cast<size_t>(request.experts) * R, 0);
+  std::vector<char> holds(static_cast<size_t>(request.experts()) * R, 0);
   std::vector<Placed> placed;
-  for (int round = 0; round < request.slots_per_rank; ++round) {
+  for (int round = 0; round < request.slots_per_rank(); ++round) {
     const std::vector<int> holder = ColumnFirstRound(request, hot, cold, spill, spare, slots_used, holds,
                                                      [&](int e, int c) {
                                                        const int h = request.home_of(e);
@@ -250,7 +250,7 @@ absl::StatusOr<Plan> TaotPaperPlanner::MakePlan(const PlanRequest& request) {
                                                               params_.hint_weight * alpha *
                                                                   hint_fraction[static_cast<size_t>(h) * R + c];
                                                      });
-    for (int e = 0; e < request.experts; ++e) {
+    for (int e = 0; e < request.experts(); ++e) {
       const int c = holder[e];
       if (c < 0) continue;
       const auto tokens = static_cast<int64_t>(std::floor(std::min(spill[e], spare[c])));

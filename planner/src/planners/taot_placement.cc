@@ -14,8 +14,8 @@ namespace taot::planners {
 void Placement::Prepare(const PlanRequest& request, const LoadSums& sums) {
   request_ = &request;
   sums_ = &sums;
-  tree_ = request.topology.tree_costs().has_value();
-  if (tree_) tree_costs_ = *request.topology.tree_costs();
+  tree_ = request.topology().tree_costs().has_value();
+  if (tree_) tree_costs_ = *request.topology().tree_costs();
   shapes_ = {{{0, -1, 0, 1}, {1, -1, 0, 1}, {0, 0, 0, 2}, {0, 1, 0, 2}, {1, 0, 0, 2}, {1, 1, 0, 2}}};
   if (tree_) {
     // Every bin of a class costs the same, so CoverInTwo can try shapes cheapest first and stop
@@ -28,8 +28,8 @@ void Placement::Prepare(const PlanRequest& request, const LoadSums& sums) {
   }
   resident_ = request.resident;
   std::sort(resident_.begin(), resident_.end());
-  st_.held.assign(static_cast<size_t>(request.ranks()) * request.slots_per_rank, 0);
-  sketch_.Resize(request.ranks(), request.experts);
+  st_.held.assign(static_cast<size_t>(request.ranks()) * request.slots_per_rank(), 0);
+  sketch_.Resize(request.ranks(), request.experts());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -70,7 +70,7 @@ void Placement::Shift(int h, int e, int c, int64_t amount, int slots) {
   st_.slots[c] -= slots;
   // Bins of the node being covered are only ever asked for by that node's own ranks, which
   // skip them in st_.open_other, so they are reconciled once when the node is done.
-  if (tree_ && request_->topology.node_of(c) != deferred_node_) Reconcile(c);
+  if (tree_ && request_->topology().node_of(c) != deferred_node_) Reconcile(c);
 }
 
 void Placement::AddPiece(int h, int e, int c, int64_t amount) {
@@ -80,7 +80,7 @@ void Placement::AddPiece(int h, int e, int c, int64_t amount) {
   u.amount = amount;
   u.old_last = st_.last[h];
   Log(u);
-  const int K = request_->slots_per_rank;
+  const int K = request_->slots_per_rank();
   const int index = static_cast<int>(st_.pieces.size());
   st_.cost += PieceCost(h, e, c);
   st_.held[static_cast<size_t>(c) * K + K - st_.slots[c]] = e;
@@ -110,7 +110,7 @@ void Placement::SetRoom(int r, int64_t surplus, int64_t spare) {
   Log(u);
   st_.surplus[r] = surplus;
   st_.spare[r] = spare;
-  if (tree_ && request_->topology.node_of(r) != deferred_node_) Reconcile(r);
+  if (tree_ && request_->topology().node_of(r) != deferred_node_) Reconcile(r);
 }
 
 void Placement::AddDebt(double debt) {
@@ -149,7 +149,7 @@ void Placement::Rollback(size_t mark, std::vector<Undo>* redo) {
       case Undo::kRoom:
         st_.surplus[u.rank] = u.old_surplus;
         st_.spare[u.rank] = u.old_spare;
-        if (tree_ && request_->topology.node_of(u.rank) != deferred_node_) Reconcile(u.rank);
+        if (tree_ && request_->topology().node_of(u.rank) != deferred_node_) Reconcile(u.rank);
         break;
       case Undo::kDebt:
         break;
@@ -184,15 +184,15 @@ void Placement::Redo(const std::vector<Undo>& changes) {
 // Queries.
 
 double Placement::PieceCost(int h, int e, int c) const {
-  if (resident_.empty() && tree_) return request_->topology.same_node(h, c) ? tree_costs_.intra : tree_costs_.inter;
+  if (resident_.empty() && tree_) return request_->topology().same_node(h, c) ? tree_costs_.intra : tree_costs_.inter;
   const bool resident = !resident_.empty() &&
                         std::binary_search(resident_.begin(), resident_.end(),
                                            Replica{static_cast<int32_t>(e), static_cast<int32_t>(c)});
-  return resident ? 0.0 : request_->topology.cost(h, c);
+  return resident ? 0.0 : request_->topology().cost(h, c);
 }
 
 bool Placement::Holds(int e, int c) const {
-  const int K = request_->slots_per_rank;
+  const int K = request_->slots_per_rank();
   const int* held = st_.held.data() + static_cast<size_t>(c) * K;
   for (int i = 0, n = K - st_.slots[c]; i < n; ++i) {
     if (held[i] == e) return true;
@@ -203,9 +203,9 @@ bool Placement::Holds(int e, int c) const {
 bool Placement::InScope(int h, int c, Scope scope) const {
   switch (scope) {
     case Scope::kSameNode:
-      return request_->topology.same_node(h, c);
+      return request_->topology().same_node(h, c);
     case Scope::kOtherNodes:
-      return !request_->topology.same_node(h, c);
+      return !request_->topology().same_node(h, c);
     case Scope::kAnywhere:
       return true;
   }
@@ -230,7 +230,7 @@ int Placement::BestFitOtherNodes(int h, int e, int64_t want) const {
   // best fit is the first eligible bin at or above `want` in (room, rank) order; failing that,
   // the roomiest eligible bin, the lowest rank among equals.
   auto eligible = [&](const Bin& b) {
-    return !request_->topology.same_node(h, b.second) && !Holds(e, b.second);
+    return !request_->topology().same_node(h, b.second) && !Holds(e, b.second);
   };
   auto it = std::lower_bound(st_.open_other.begin(), st_.open_other.end(), Bin{want, -1});
   for (; it != st_.open_other.end(); ++it) {
@@ -253,7 +253,7 @@ int Placement::BestFitBin(int h, int e, int64_t want, Scope scope) const {
   if (scope == Scope::kSameNode && tree_) {
     // One cost for the whole node: the tightest bin that fits, else the roomiest.
     int best = -1;
-    for (int c : request_->topology.ranks_of_node(request_->topology.node_of(h))) {
+    for (int c : request_->topology().ranks_of_node(request_->topology().node_of(h))) {
       if (c == h || !IsOpen(c) || Holds(e, c)) continue;
       const int64_t room = st_.spare[c];
       if (best < 0) {
@@ -275,8 +275,8 @@ int Placement::BestFitBin(int h, int e, int64_t want, Scope scope) const {
     return std::make_tuple(!fits, fits ? cost : 0.0, fits ? st_.spare[c] : -st_.spare[c], cost);
   };
   const std::vector<int>& candidates =
-      scope == Scope::kSameNode ? request_->topology.ranks_of_node(request_->topology.node_of(h))
-                                : request_->topology.all_ranks();
+      scope == Scope::kSameNode ? request_->topology().ranks_of_node(request_->topology().node_of(h))
+                                : request_->topology().all_ranks();
   int best = -1;
   for (int c : candidates) {
     if (!CanHost(h, e, c, scope)) continue;
@@ -321,7 +321,7 @@ void Placement::PlaceWhole(int h) {
 }
 
 std::optional<Placement::Option> Placement::CoverInTwo(int h) {
-  const Topology& topo = request_->topology;
+  const Topology& topo = request_->topology();
   const int per_rank = request_->experts_per_rank();
   const int64_t rem = st_.surplus[h];
   // Bins by class (0: h's node, 1: other nodes), in (room, rank) order.
@@ -477,7 +477,7 @@ int Placement::SketchLargestExpert(const Sketch& sk) const {
 }
 
 int Placement::SketchBestFitOther(const Sketch& sk, int e, int64_t want) const {
-  const Topology& topo = request_->topology;
+  const Topology& topo = request_->topology();
   // A bin the sketch touched has less room than its place in st_.open_other says, so those few are
   // weighed apart from the untouched ones, which the sorted index answers as usual.
   auto untouched = [&](int c) { return sk.used[c] == 0 && sk.new_pieces[c] == 0; };
@@ -519,14 +519,14 @@ int Placement::SketchBestFitOther(const Sketch& sk, int e, int64_t want) const {
     const double cost = PieceCost(sk.h, e, c);
     return std::make_tuple(!fits, fits ? cost : 0.0, fits ? room : -room, cost);
   };
-  for (int c : request_->topology.all_ranks()) {
+  for (int c : request_->topology().all_ranks()) {
     if (eligible(c) && (best < 0 || key(c) < key(best))) best = c;
   }
   return best;
 }
 
 void Placement::SketchCoverOtherNodes(Sketch& sk) const {
-  const Topology& topo = request_->topology;
+  const Topology& topo = request_->topology();
   for (int i = st_.first[sk.h]; i >= 0; i = st_.next[i]) {
     if (sk.rem == 0) break;
     const Piece& p = st_.pieces[i];
@@ -545,7 +545,7 @@ void Placement::SketchCoverOtherNodes(Sketch& sk) const {
 }
 
 bool Placement::NextInside(const Sketch& sk, int& e, int& c) const {
-  const Topology& topo = request_->topology;
+  const Topology& topo = request_->topology();
   e = SketchLargestExpert(sk);
   if (e < 0) return false;
   c = -1;
@@ -598,7 +598,7 @@ void Placement::ApplySplit(int h, int inside) {
 
 std::optional<Placement::Handoff> Placement::PlanHandoff(int h) {
   if (!tree_) return std::nullopt;
-  const Topology& topo = request_->topology;
+  const Topology& topo = request_->topology();
   const int per_rank = request_->experts_per_rank();
   const int64_t rem = st_.surplus[h];
   int e = -1;
@@ -641,14 +641,14 @@ bool Placement::CanHandOff(int h) const {
   const int e = LargestExpert(h);
   if (!tree_ || e < 0) return false;
   for (int r = 0; r < request_->ranks(); ++r) {
-    if (!request_->topology.same_node(r, h) && IsOpen(r) && 3 * st_.spare[r] >= st_.left[e]) return false;
+    if (!request_->topology().same_node(r, h) && IsOpen(r) && 3 * st_.spare[r] >= st_.left[e]) return false;
   }
   return true;
 }
 
 std::optional<Placement::Handoff> Placement::PlanCarry(int h, int e) {
   if (!tree_) return std::nullopt;
-  const Topology& topo = request_->topology;
+  const Topology& topo = request_->topology();
   const int per_rank = request_->experts_per_rank();
   std::optional<Handoff> best;
   std::vector<int64_t>& own = own_;
@@ -727,7 +727,7 @@ void Placement::BestCover(int h) {
   // split of three or more pieces costs at least three intra-node pieces, so the split cannot
   // win once CoverInTwo costs no more than that (ties went to the split before; measured over
   // the frontier cases, taking CoverInTwo loses nothing and saves the split's trials).
-  const Topology& topo = request_->topology;
+  const Topology& topo = request_->topology();
   if (two && topo.tree_costs() && two->cost - st_.cost <= 3 * topo.tree_costs()->intra) {
     apply_two();
     return;
@@ -768,7 +768,7 @@ void Placement::CoverNode(int node) {
   st_.debt = 0;
   log_.clear();
   hot_.clear();
-  for (int r : request_->topology.ranks_of_node(node)) {
+  for (int r : request_->topology().ranks_of_node(node)) {
     if (st_.surplus[r] > 0) hot_.push_back(r);
   }
   std::stable_sort(hot_.begin(), hot_.end(), [&](int a, int b) { return st_.surplus[a] > st_.surplus[b]; });
@@ -807,7 +807,7 @@ void Placement::CoverNode(int node) {
       }
       CoverHot();
       int64_t unmet = 0;
-      for (int r : request_->topology.ranks_of_node(node)) unmet += st_.surplus[r];
+      for (int r : request_->topology().ranks_of_node(node)) unmet += st_.surplus[r];
       return std::make_tuple(unmet, st_.cost + st_.debt);
     };
     if (carriers_chosen_[node] >= 0) {
@@ -823,7 +823,7 @@ void Placement::CoverNode(int node) {
     // Carriers only pay by merging cross-node pieces: with fewer than two there is nothing to merge.
     int cross = 0;
     for (size_t i = start; i < log_.size(); ++i) {
-      cross += log_[i].kind == Undo::kAdd && !request_->topology.same_node(log_[i].rank, log_[i].bin);
+      cross += log_[i].kind == Undo::kAdd && !request_->topology().same_node(log_[i].rank, log_[i].bin);
     }
     for (int carriers = 1; carriers <= (cross >= 2 ? carriers_max : 0); ++carriers) {
       best_changes_.clear();
@@ -857,7 +857,7 @@ void Placement::CoverNode(int node) {
   logging_ = false;
   deferred_node_ = -1;
   if (tree_) {
-    for (int c : request_->topology.ranks_of_node(node)) Reconcile(c);
+    for (int c : request_->topology().ranks_of_node(node)) Reconcile(c);
   }
 }
 
@@ -874,7 +874,7 @@ void Placement::Reset(int64_t cap) {
     if (l < cap) st_.spare[r] = cap - l;
   }
   st_.left = sums_->expert_totals;
-  st_.slots.assign(static_cast<size_t>(R), request_->slots_per_rank);
+  st_.slots.assign(static_cast<size_t>(R), request_->slots_per_rank());
   st_.cost = 0;
   st_.pieces.clear();
   st_.first.assign(static_cast<size_t>(R), -1);
@@ -902,7 +902,7 @@ void Placement::UseResident() {
 }
 
 std::vector<int> Placement::NodeOrder() {
-  const Topology& topo = request_->topology;
+  const Topology& topo = request_->topology();
   const int R = request_->ranks();
   exports_.assign(static_cast<size_t>(topo.nodes()), 0);
   carriers_chosen_.assign(static_cast<size_t>(topo.nodes()), -1);
@@ -972,7 +972,7 @@ void Placement::Walk(const std::vector<int>& hot, const std::vector<int>& bins) 
 }
 
 void Placement::SequenceCover(const std::vector<int>& nodes, SequenceOrder order) {
-  const Topology& topo = request_->topology;
+  const Topology& topo = request_->topology();
   std::vector<int>& hot = hot_;
   std::vector<int>& bins = carriers_;
   auto largest_left = [&](int h) {
@@ -1019,7 +1019,7 @@ void Placement::SequenceCover(const std::vector<int>& nodes, SequenceOrder order
 }
 
 void Placement::AbsorbCrumbs() {
-  const int K = request_->slots_per_rank;
+  const int K = request_->slots_per_rank();
   for (int c = 0; c < request_->ranks(); ++c) {
     if (st_.spare[c] == 0 || st_.slots[c] > 0) continue;
     for (int i = 0; i < K && st_.spare[c] > 0; ++i) {
@@ -1075,7 +1075,7 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces) {
     }
     // Handoffs leave receivers over the cap in nodes that may already be done: their turn again.
     for (int node : nodes) {
-      const std::vector<int>& ranks = request_->topology.ranks_of_node(node);
+      const std::vector<int>& ranks = request_->topology().ranks_of_node(node);
       if (std::any_of(ranks.begin(), ranks.end(), [&](int r) { return st_.surplus[r] > 0; })) CoverNode(node);
     }
     for (int h = 0; h < request_->ranks(); ++h) {

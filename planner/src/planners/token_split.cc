@@ -9,7 +9,7 @@
 namespace taot::planners {
 
 void CheapestSplit::SplitExpert(const PlanRequest& request, int expert, std::span<int64_t> column, Plan& plan) {
-  const Topology& topo = request.topology;
+  const Topology& topo = request.topology();
   const int R = request.ranks();
   const int home = request.home_of(expert);
   auto emit = [&](int from, int to, int64_t amount) {

@@ -31,6 +31,9 @@ class LoadMatrix {
     return {data_.data() + index(source, 0), static_cast<size_t>(experts_)};
   }
   const std::vector<int64_t>& data() const { return data_; }
+  // Every entry, row after row: a collective (an all-gather of every rank's row) writes straight
+  // into it.
+  std::span<int64_t> values() { return data_; }
 
  private:
   size_t index(int source, int expert) const {

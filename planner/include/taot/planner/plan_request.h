@@ -4,6 +4,7 @@
 #include <span>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -11,43 +12,33 @@
 #include "absl/strings/string_view.h"
 #include "taot/planner/load_matrix.h"
 #include "taot/planner/plan.h"
+#include "taot/planner/problem.h"
 #include "taot/planner/topology.h"
 
 namespace taot {
 
-// Size limits of one request, checked by ValidateRequest and, before they allocate, by every
-// reader of outside input (docs/formats.md, "Limits"). A Topology holds a dense R x R cost
-// matrix (128 MiB of doubles at 4096 ranks) and the load R x E int64 entries (128 MiB at 2^24).
-inline constexpr int kMaxRanks = 4096;
-inline constexpr int kMaxExperts = 65536;
-inline constexpr int64_t kMaxLoadEntries = int64_t{1} << 24;
-
-// Why a declared R x E does not fit the limits above, or OkStatus; `ranks_field` and
-// `experts_field` name the input the sizes came from.
-absl::Status CheckRequestSize(int64_t ranks, int64_t experts,
-                              absl::string_view ranks_field = "topology.ranks",
-                              absl::string_view experts_field = "experts");
-
+// One round's input (a layer of a microbatch) on a job's shared problem.
 struct PlanRequest {
-  Topology topology;
-  // Experts of the layer; expert e lives on home rank e / (experts / ranks).
-  int experts = 0;
-  // Guest slots per rank (K): at most this many replicas on any rank.
-  int slots_per_rank = 0;
-  // Bytes of one expert's weights (for the bytes-moved figures; 0 when unknown).
-  int64_t expert_bytes = 0;
+  std::shared_ptr<const Problem> problem;
   // Residual imbalance the planner aims for, in percent; unset means the planner's default.
   std::optional<double> target_imbalance_pct;
-  // load.at(s, e): tokens source rank s routes to expert e. ranks() x experts.
+  // load.at(s, e): tokens source rank s routes to expert e. ranks() x experts().
   LoadMatrix load;
   // Replicas already in place from an earlier microbatch of the same optimizer step: reusing
   // one moves no weights. A resident replica that a plan does not list is dropped.
   std::vector<Replica> resident;
 
-  int ranks() const { return topology.ranks(); }
-  int experts_per_rank() const { return experts / ranks(); }
-  int home_of(int expert) const { return expert / experts_per_rank(); }
+  const Topology& topology() const { return problem->topology; }
+  int experts() const { return problem->experts; }
+  int slots_per_rank() const { return problem->slots_per_rank; }
+  int64_t expert_bytes() const { return problem->expert_bytes; }
+  int ranks() const { return problem->ranks(); }
+  int experts_per_rank() const { return problem->experts_per_rank(); }
+  int home_of(int expert) const { return problem->home_of(expert); }
 };
+
+// A request on `problem` with an all-zero load of the problem's shape, to be filled in.
+PlanRequest EmptyRequest(std::shared_ptr<const Problem> problem);
 
 // Checks every field and every range rule; the error names the field and the bad value
 // (e.g. "load[3][17]: must be >= 0, got -5").

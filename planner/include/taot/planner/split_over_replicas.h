@@ -16,7 +16,7 @@ namespace taot {
 // A plan that uses exactly `replicas` (each listed, idle ones with no tokens): among the
 // splits that minimise the maximum rank load, in whole tokens, the one whose dispatch is
 // cheapest on the topology. request.resident is ignored (the replicas are what is resident);
-// request.slots_per_rank still bounds the replicas per rank. Errors name the bad replica.
+// request.slots_per_rank() still bounds the replicas per rank. Errors name the bad replica.
 absl::StatusOr<Plan> SplitOverReplicas(const PlanRequest& request, std::vector<Replica> replicas);
 
 }  // namespace taot

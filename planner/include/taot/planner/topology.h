@@ -2,7 +2,9 @@
 // expert's weights from one rank to another.
 #pragma once
 
+#include <map>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -71,5 +73,19 @@ class Topology {
   bool from_matrix_ = false;
   std::optional<TreeCosts> tree_costs_;
 };
+
+// Each rank's node id from each rank's node label (a host name, a hash of one): ranks with
+// equal labels share a node, and nodes are numbered 0, 1, ... in order of their lowest rank, so
+// every rank that sees the same labels numbers the nodes the same way.
+template <typename Label>
+std::vector<int> NodeIdsByLowestRank(std::span<const Label> label_of_rank) {
+  std::map<Label, int> ids;
+  std::vector<int> node_of_rank;
+  node_of_rank.reserve(label_of_rank.size());
+  for (const Label& label : label_of_rank) {
+    node_of_rank.push_back(ids.emplace(label, static_cast<int>(ids.size())).first->second);
+  }
+  return node_of_rank;
+}
 
 }  // namespace taot

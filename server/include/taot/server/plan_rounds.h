@@ -23,11 +23,12 @@
 #include "absl/time/time.h"
 #include "taot/planner/load_matrix.h"
 #include "taot/planner/plan.h"
+#include "taot/planner/plan_request.h"
 #include "taot/planner/planner.h"
 #include "taot/planner/registry.h"
 #include "taot/planner/run_planner.h"
 #include "taot/planner/scorecard.h"
-#include "taot/planner/topology.h"
+#include "taot/planner/problem.h"
 
 namespace taot::server {
 
@@ -73,10 +74,8 @@ struct Placement {
 };
 
 struct RoundsConfig {
-  Topology topology;
-  int experts = 0;
-  int slots_per_rank = 0;
-  int64_t expert_bytes = 0;
+  // The job's problem, shared by every round's request.
+  std::shared_ptr<const Problem> problem;
   // A round's deadline runs from its first row; its planner gets as long again from its last row.
   absl::Duration round_timeout = absl::Milliseconds(100);
   int max_layers = 1024;
@@ -169,7 +168,7 @@ class PlanRounds {
   };
   enum class State { kCollecting, kPlanning, kDone };
   struct Round {
-    LoadMatrix load;
+    PlanRequest request;  // the job's problem and the rows reported so far
     std::vector<char> reported;
     int missing = 0;
     int64_t total = 0;  // tokens in the rows so far, at most kMaxTotalTokens
@@ -194,7 +193,7 @@ class PlanRounds {
       ABSL_LOCKS_EXCLUDED(mu_);
   // Plans a complete round outside the lock and publishes the result.
   void PlanRound(RoundKey key, Round& round) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::shared_ptr<const RoundPlan> Fallback(RoundKey key, const LoadMatrix& load, std::string reason) const;
+  std::shared_ptr<const RoundPlan> Fallback(RoundKey key, const PlanRequest& request, std::string reason) const;
   absl::StatusOr<std::shared_ptr<const RoundPlan>> Await(RoundKey key, Round& round, absl::Time wait_until)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Settles the round; its callbacks go to settled_, for RunSettled once the lock is released.
@@ -214,8 +213,8 @@ class PlanRounds {
   absl::Status MakeRoom() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Forget(std::map<RoundKey, std::shared_ptr<Round>>::iterator first,
               std::map<RoundKey, std::shared_ptr<Round>>::iterator last) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Places (step + 1, layer) from `round`'s loads, outside the lock, and publishes it.
-  void Place(RoundKey key, const LoadMatrix& load, PlannerSlot& slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Places (step + 1, layer) from a planned round's loads, outside the lock, and publishes it.
+  void Place(RoundKey key, const PlanRequest& planned, PlannerSlot& slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const RoundsConfig config_;
   mutable absl::Mutex mu_;

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "trace_test_dir.h"
+
 namespace taot::sim {
 namespace {
 
@@ -43,50 +45,9 @@ WorkloadShape Shape(int microbatches) {
   return {.ranks = 4, .experts = 8, .layers = 3, .steps = 5, .microbatches = microbatches};
 }
 
-class TraceTest : public ::testing::Test {
+class TraceTest : public TraceTestDir {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = (fs::path(::testing::TempDir()) / "taot_trace_test" /
-            (std::string(info->test_suite_name()) + "." + info->name()))
-               .string();
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string Path(const std::string& name) const { return (fs::path(dir_) / name).string(); }
-
-  void WriteText(const std::string& name, const std::string& text) const {
-    std::ofstream(Path(name), std::ios::binary) << text;
-  }
-
-  // A version 1.0 NPY file with the given header fields and raw data bytes.
-  void WriteNpy(const std::string& name, const std::string& descr, const std::string& shape,
-                const std::string& data, bool fortran = false) const {
-    std::string dict = "{'descr': '" + descr +
-                       "', 'fortran_order': " + (fortran ? "True" : "False") +
-                       ", 'shape': " + shape + ", }";
-    while ((10 + dict.size() + 1) % 64 != 0) dict += ' ';
-    dict += '\n';
-    std::string out("\x93NUMPY\x01\x00", 8);
-    out += char(dict.size() & 0xff);
-    out += char(dict.size() >> 8);
-    WriteText(name, out + dict + data);
-  }
-
-  // Little-endian int32 data.
-  static std::string I4(const std::vector<int32_t>& values) {
-    std::string out;
-    for (int32_t v : values) {
-      for (int i = 0; i < 4; ++i) out += char((uint32_t(v) >> (8 * i)) & 0xff);
-    }
-    return out;
-  }
-
   absl::Status ReadError() const { return ReadTrace(dir_).status(); }
-
-  std::string dir_;
 };
 
 void ExpectSameWorkload(const Workload& a, const Workload& b) {
