@@ -1,0 +1,264 @@
+#include "planners/placement_state.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace taot::planners {
+
+void PlacementState::Bind(const PlanRequest& request, const LoadSums& sums) {
+  topology_ = &request.topology();
+  sums_ = &sums;
+  per_rank_ = request.experts_per_rank();
+  slots_per_rank_ = request.slots_per_rank();
+  tree_ = request.topology().tree_costs().has_value();
+  if (tree_) tree_costs_ = *request.topology().tree_costs();
+  resident_ = request.resident;
+  std::sort(resident_.begin(), resident_.end());
+  v_.held.assign(static_cast<size_t>(request.ranks()) * request.slots_per_rank(), 0);
+}
+
+void PlacementState::Reset(int64_t cap) {
+  const int R = ranks();
+  v_.surplus.assign(static_cast<size_t>(R), 0);
+  v_.spare.assign(static_cast<size_t>(R), 0);
+  for (int r = 0; r < R; ++r) {
+    const int64_t l = sums_->rank_loads[r];
+    if (l > cap) v_.surplus[r] = l - cap;
+    if (l < cap) v_.spare[r] = cap - l;
+  }
+  v_.left = sums_->expert_totals;
+  v_.slots.assign(static_cast<size_t>(R), slots_per_rank_);
+  v_.cost = 0;
+  v_.pieces.clear();
+  v_.first.assign(static_cast<size_t>(R), -1);
+  v_.last.assign(static_cast<size_t>(R), -1);
+  v_.next.clear();
+  v_.open_other.clear();
+  v_.indexed.assign(static_cast<size_t>(R), -1);
+  deferred_node_ = -1;
+  for (int r = 0; r < R; ++r) {
+    if (tree_ && IsOpen(r)) {
+      v_.open_other.push_back({v_.spare[r], r});
+      v_.indexed[r] = v_.spare[r];
+    }
+  }
+  std::sort(v_.open_other.begin(), v_.open_other.end());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queries.
+
+int PlacementState::BestFitOtherNodes(int h, int e, int64_t want) const {
+  // Every bin of another node costs the same (the inter-node cost) on a two-level topology, so
+  // best fit is the first eligible bin at or above `want` in (room, rank) order; failing that,
+  // the roomiest eligible bin, the lowest rank among equals.
+  auto eligible = [&](const Bin& b) { return !topology_->same_node(h, b.second) && !Holds(e, b.second); };
+  auto it = std::lower_bound(v_.open_other.begin(), v_.open_other.end(), Bin{want, -1});
+  for (; it != v_.open_other.end(); ++it) {
+    if (eligible(*it)) return it->second;
+  }
+  int best = -1;
+  int64_t best_room = -1;
+  for (auto rit = v_.open_other.rbegin(); rit != v_.open_other.rend(); ++rit) {
+    if (best >= 0 && rit->first < best_room) break;
+    if (eligible(*rit)) {
+      best = rit->second;
+      best_room = rit->first;
+    }
+  }
+  return best;
+}
+
+int PlacementState::BestFitBin(int h, int e, int64_t want, Scope scope) const {
+  if (scope == Scope::kOtherNodes && tree_) return BestFitOtherNodes(h, e, want);
+  if (scope == Scope::kSameNode && tree_) {
+    // One cost for the whole node: the tightest bin that fits, else the roomiest.
+    int best = -1;
+    for (int c : topology_->ranks_of_node(topology_->node_of(h))) {
+      if (c == h || !IsOpen(c) || Holds(e, c)) continue;
+      const int64_t room = v_.spare[c];
+      if (best < 0) {
+        best = c;
+        continue;
+      }
+      const int64_t best_room = v_.spare[best];
+      if (room >= want ? (best_room < want || room < best_room) : (best_room < want && room > best_room)) {
+        best = c;
+      }
+    }
+    return best;
+  }
+  // Ties to the lower rank: candidates come in rank order and only a smaller key replaces.
+  auto key = [&](int c) {
+    const bool fits = v_.spare[c] >= want;
+    const double cost = PieceCost(h, e, c);
+    return std::make_tuple(!fits, fits ? cost : 0.0, fits ? v_.spare[c] : -v_.spare[c], cost);
+  };
+  const std::vector<int>& candidates =
+      scope == Scope::kSameNode ? topology_->ranks_of_node(topology_->node_of(h)) : topology_->all_ranks();
+  int best = -1;
+  for (int c : candidates) {
+    if (!CanHost(h, e, c, scope)) continue;
+    if (best < 0 || key(c) < key(best)) best = c;
+  }
+  return best;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Changes.
+
+void PlacementState::Reindex(int c) {
+  const int64_t want = IsOpen(c) ? v_.spare[c] : -1;
+  const int64_t have = v_.indexed[c];
+  if (want == have) return;
+  v_.indexed[c] = want;
+  std::vector<Bin>& bins = v_.open_other;
+  const Bin now{want, c};
+  if (have < 0) {
+    bins.insert(std::lower_bound(bins.begin(), bins.end(), now), now);
+    return;
+  }
+  auto at = static_cast<size_t>(std::lower_bound(bins.begin(), bins.end(), Bin{have, c}) - bins.begin());
+  if (want < 0) {
+    bins.erase(bins.begin() + static_cast<std::ptrdiff_t>(at));
+    return;
+  }
+  // Rooms change by one piece at a time, so the entry rarely travels far: walk it there.
+  while (at > 0 && now < bins[at - 1]) {
+    bins[at] = bins[at - 1];
+    --at;
+  }
+  while (at + 1 < bins.size() && bins[at + 1] < now) {
+    bins[at] = bins[at + 1];
+    ++at;
+  }
+  bins[at] = now;
+}
+
+void PlacementState::Shift(int h, int e, int c, int64_t amount, int slots) {
+  v_.surplus[h] -= amount;
+  v_.left[e] -= amount;
+  v_.spare[c] -= amount;
+  v_.slots[c] -= slots;
+  ReindexUnlessDeferred(c);
+}
+
+void PlacementState::AddPiece(int h, int e, int c, int64_t amount) {
+  Change u{Change::kAdd, h};
+  u.expert = e;
+  u.bin = c;
+  u.amount = amount;
+  u.old_last = v_.last[h];
+  Log(u);
+  const int K = slots_per_rank_;
+  const int index = static_cast<int>(v_.pieces.size());
+  v_.cost += PieceCost(h, e, c);
+  v_.held[static_cast<size_t>(c) * K + K - v_.slots[c]] = e;
+  v_.pieces.push_back({e, c, amount});
+  v_.next.push_back(-1);
+  (v_.last[h] < 0 ? v_.first[h] : v_.next[v_.last[h]]) = index;
+  v_.last[h] = index;
+  Shift(h, e, c, amount, 1);
+}
+
+void PlacementState::GrowPiece(int h, int piece, int64_t amount) {
+  Change u{Change::kGrow, h};
+  u.piece = piece;
+  u.amount = amount;
+  Log(u);
+  Piece& p = v_.pieces[piece];
+  p.tokens += amount;
+  Shift(h, p.expert, p.rank, amount, 0);
+}
+
+void PlacementState::SetRoom(int r, int64_t surplus, int64_t spare) {
+  Change u{Change::kRoom, r};
+  u.surplus = surplus;
+  u.spare = spare;
+  u.old_surplus = v_.surplus[r];
+  u.old_spare = v_.spare[r];
+  Log(u);
+  v_.surplus[r] = surplus;
+  v_.spare[r] = spare;
+  ReindexUnlessDeferred(r);
+}
+
+void PlacementState::AddDebt(double debt) {
+  Change u{Change::kDebt, 0};
+  u.debt = debt;
+  Log(u);
+  v_.debt += debt;
+}
+
+void PlacementState::EndDeferral() {
+  const int node = deferred_node_;
+  deferred_node_ = -1;
+  if (tree_ && node >= 0) {
+    for (int c : topology_->ranks_of_node(node)) Reindex(c);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The log.
+
+void PlacementState::Log(Change& u) {
+  if (!logging_) return;
+  u.old_cost = v_.cost;
+  u.old_debt = v_.debt;
+  log_.push_back(u);
+}
+
+void PlacementState::Rollback(size_t mark, std::vector<Change>* redo) {
+  const size_t first_undone = redo != nullptr ? redo->size() : 0;
+  while (log_.size() > mark) {
+    const Change u = log_.back();
+    log_.pop_back();
+    switch (u.kind) {
+      case Change::kAdd:
+        v_.pieces.pop_back();
+        v_.next.pop_back();
+        (u.old_last < 0 ? v_.first[u.rank] : v_.next[u.old_last]) = -1;
+        v_.last[u.rank] = u.old_last;
+        Shift(u.rank, u.expert, u.bin, -u.amount, -1);
+        break;
+      case Change::kGrow: {
+        Piece& p = v_.pieces[u.piece];
+        p.tokens -= u.amount;
+        Shift(u.rank, p.expert, p.rank, -u.amount, 0);
+        break;
+      }
+      case Change::kRoom:
+        v_.surplus[u.rank] = u.old_surplus;
+        v_.spare[u.rank] = u.old_spare;
+        ReindexUnlessDeferred(u.rank);
+        break;
+      case Change::kDebt:
+        break;
+    }
+    v_.cost = u.old_cost;
+    v_.debt = u.old_debt;
+    if (redo != nullptr) redo->push_back(u);
+  }
+  if (redo != nullptr) std::reverse(redo->begin() + static_cast<std::ptrdiff_t>(first_undone), redo->end());
+}
+
+void PlacementState::Redo(const std::vector<Change>& changes) {
+  for (const Change& u : changes) {
+    switch (u.kind) {
+      case Change::kAdd:
+        AddPiece(u.rank, u.expert, u.bin, u.amount);
+        break;
+      case Change::kGrow:
+        GrowPiece(u.rank, u.piece, u.amount);
+        break;
+      case Change::kRoom:
+        SetRoom(u.rank, u.surplus, u.spare);
+        break;
+      case Change::kDebt:
+        AddDebt(u.debt);
+        break;
+    }
+  }
+}
+
+}  // namespace taot::planners

@@ -1,0 +1,197 @@
+// The state the expert level of `taot` builds for one load cap, and its undo log: what every
+// cover strategy reads and changes (taot_placement.h says how they use it).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "planners/plan_building.h"
+#include "taot/planner/plan_request.h"
+#include "taot/planner/topology.h"
+
+namespace taot::planners {
+
+// A replica and the tokens it takes off its home: a GuestShare under construction.
+using Piece = GuestShare;
+
+// Where a cover may put a piece of hot rank h, by the node of the bin.
+enum class Scope { kSameNode, kOtherNodes, kAnywhere };
+
+// A rank with room, as the sorted bin lists hold it.
+using Bin = std::pair<int64_t, int>;  // (room, rank)
+
+// The placement at one cap: per rank its surplus (load over the cap, to shed), its room
+// (spare: under the cap) and its free guest slots; per expert its tokens not yet placed (left);
+// the pieces so far and their weight-transfer cost (a new replica costs topology.cost(home,
+// guest), a resident one nothing).
+//
+// Changes: AddPiece, GrowPiece, SetRoom and AddDebt. While logging is on, each is recorded with
+// what it overwrote, so Rollback(mark) restores the state exactly as it was at `mark` (costs
+// are restored, not subtracted back, so they match bit for bit) and can hand the undone
+// changes over for Redo, which makes them again in order. Values() and Restore() copy the
+// whole state for a second attempt from the same start.
+//
+// Queries: on a two-level topology the open bins (room and a free slot) are kept sorted by
+// (room, rank) in open_bins(), so a best fit across nodes is a binary search. The bins of the
+// node being covered (DeferNode) are only asked for by that node's own ranks, which skip them
+// there, so they are re-sorted once when the node is done (EndDeferral).
+//
+// Complexity: a change is O(1) plus re-sorting its bin, which moves one entry as far as its
+// room changed places (O(bins) at worst); Holds is O(K); BestFitBin is a binary search plus
+// the bins skipped across nodes, O(ranks of the node) inside one, O(R) on a general matrix.
+// Ties go to the lower rank, and among experts of equal size to the lower expert.
+class PlacementState {
+ public:
+  // One change, enough to undo it and to make it again.
+  struct Change {
+    enum Kind : uint8_t { kAdd, kGrow, kRoom, kDebt } kind;
+    int rank;  // kAdd, kGrow: the home rank; kRoom: the rank
+    int expert = 0, bin = 0, piece = 0;
+    int64_t amount = 0;                      // kAdd, kGrow
+    int64_t surplus = 0, spare = 0;          // kRoom: the new values
+    int64_t old_surplus = 0, old_spare = 0;  // kRoom
+    int old_last = -1;                       // kAdd: the home's last piece before
+    double debt = 0;                         // kDebt
+    double old_cost = 0, old_debt = 0;
+  };
+  // Everything a change touches.
+  struct Values {
+    std::vector<int64_t> surplus, spare, left;
+    std::vector<int> slots;
+    double cost = 0;
+    std::vector<Piece> pieces;
+    // Pieces of each home rank in order, as a list: first[h], then next[piece] (-1 ends).
+    std::vector<int> first, last, next;
+    std::vector<int> held;         // per rank, the experts of its pieces (K entries)
+    std::vector<Bin> open_other;   // open bins by (room, rank) (two-level topologies only)
+    std::vector<int64_t> indexed;  // per bin, the room open_other has it under (-1: absent)
+    double debt = 0;  // estimated cost of the sheds that this node's handoffs leave to others
+  };
+
+  // Binds the state to one request (the references must outlive every later call); buffers
+  // are kept between requests.
+  void Bind(const PlanRequest& request, const LoadSums& sums);
+  // Every rank's surplus and room at `cap`, every expert whole, no pieces.
+  void Reset(int64_t cap);
+  const Values& values() const { return v_; }
+  void Restore(const Values& values) { v_ = values; }
+
+  // The request.
+  const Topology& topology() const { return *topology_; }
+  // Set on a two-level topology, with its costs in tree_costs().
+  bool tree() const { return tree_; }
+  const TreeCosts& tree_costs() const { return tree_costs_; }
+  int ranks() const { return topology_->ranks(); }
+  int experts_per_rank() const { return per_rank_; }
+  int slots_per_rank() const { return slots_per_rank_; }
+  int home_of(int expert) const { return expert / per_rank_; }
+  const std::vector<Replica>& resident() const { return resident_; }  // sorted
+  int64_t total_load() const { return sums_->total; }
+
+  int64_t surplus(int r) const { return v_.surplus[r]; }
+  int64_t spare(int r) const { return v_.spare[r]; }
+  int64_t left(int e) const { return v_.left[e]; }
+  int slots(int r) const { return v_.slots[r]; }
+  double cost() const { return v_.cost; }
+  double debt() const { return v_.debt; }
+  const std::vector<int64_t>& surpluses() const { return v_.surplus; }
+  const std::vector<int64_t>& spares() const { return v_.spare; }
+  const std::vector<Piece>& pieces() const { return v_.pieces; }
+  // h's pieces: first_piece(h), then next_piece(i), until -1.
+  int first_piece(int h) const { return v_.first[h]; }
+  int next_piece(int i) const { return v_.next[i]; }
+  // The i-th expert rank c holds a piece of (i < K - slots(c)).
+  int held(int c, int i) const { return v_.held[static_cast<size_t>(c) * slots_per_rank_ + i]; }
+  // Open bins by (room, rank); two-level topologies only, and stale for a deferred node.
+  const std::vector<Bin>& open_bins() const { return v_.open_other; }
+
+  bool IsOpen(int c) const { return v_.spare[c] > 0 && v_.slots[c] > 0; }
+  bool Holds(int e, int c) const {
+    const int* held = v_.held.data() + static_cast<size_t>(c) * slots_per_rank_;
+    for (int i = 0, n = slots_per_rank_ - v_.slots[c]; i < n; ++i) {
+      if (held[i] == e) return true;
+    }
+    return false;
+  }
+  bool InScope(int h, int c, Scope scope) const {
+    switch (scope) {
+      case Scope::kSameNode:
+        return topology_->same_node(h, c);
+      case Scope::kOtherNodes:
+        return !topology_->same_node(h, c);
+      case Scope::kAnywhere:
+        return true;
+    }
+    return false;
+  }
+  bool CanHost(int h, int e, int c, Scope scope) const {
+    return c != h && IsOpen(c) && InScope(h, c, scope) && !Holds(e, c);
+  }
+  double PieceCost(int h, int e, int c) const {
+    if (resident_.empty() && tree_) return topology_->same_node(h, c) ? tree_costs_.intra : tree_costs_.inter;
+    const bool resident = !resident_.empty() &&
+                          std::binary_search(resident_.begin(), resident_.end(),
+                                             Replica{static_cast<int32_t>(e), static_cast<int32_t>(c)});
+    return resident ? 0.0 : topology_->cost(h, c);
+  }
+  // h's expert with the most tokens left (the lowest among equals), or -1 when none has any.
+  int LargestExpert(int h) const {
+    int e = h * per_rank_;
+    for (int x = e + 1; x < (h + 1) * per_rank_; ++x) {
+      if (v_.left[x] > v_.left[e]) e = x;
+    }
+    return v_.left[e] > 0 ? e : -1;
+  }
+  // The bin in `scope` for a piece of `want` tokens of h's expert e: the cheapest that takes it
+  // whole, the tightest of those; failing that, the roomiest (the biggest piece), the cheapest
+  // of those. -1 when no bin can host e.
+  int BestFitBin(int h, int e, int64_t want, Scope scope) const;
+
+  // A new piece: `amount` tokens of h's expert e on c, taking one of c's slots.
+  void AddPiece(int h, int e, int c, int64_t amount);
+  void GrowPiece(int h, int piece, int64_t amount);
+  // Sets a rank's surplus and room outright (a carrier or a handoff's receiver).
+  void SetRoom(int r, int64_t surplus, int64_t spare);
+  void AddDebt(double debt);
+  void ClearDebt() { v_.debt = 0; }
+
+  // Bins of `node` leave the sorted index alone until EndDeferral.
+  void DeferNode(int node) { deferred_node_ = node; }
+  void EndDeferral();
+
+  void set_logging(bool on) { logging_ = on; }
+  void ClearLog() { log_.clear(); }
+  // The changes made while logging, oldest first.
+  const std::vector<Change>& log() const { return log_; }
+  // Undoes the logged changes after the first `mark`, appending them (in order) to `redo`
+  // when given.
+  void Rollback(size_t mark, std::vector<Change>* redo);
+  void Redo(const std::vector<Change>& changes);
+
+ private:
+  int BestFitOtherNodes(int h, int e, int64_t want) const;
+  void Log(Change& change);
+  // Moves `amount` tokens of e from h to c and takes `slots` slots of c.
+  void Shift(int h, int e, int c, int64_t amount, int slots);
+  void ReindexUnlessDeferred(int c) {
+    if (tree_ && topology_->node_of(c) != deferred_node_) Reindex(c);
+  }
+  // Puts bin c where its room says in open_other (or takes it out once closed).
+  void Reindex(int c);
+
+  const Topology* topology_ = nullptr;
+  const LoadSums* sums_ = nullptr;
+  int per_rank_ = 0;
+  int slots_per_rank_ = 0;
+  bool tree_ = false;
+  TreeCosts tree_costs_;
+  std::vector<Replica> resident_;
+  Values v_;
+  std::vector<Change> log_;
+  bool logging_ = false;
+  int deferred_node_ = -1;
+};
+
+}  // namespace taot::planners

@@ -1,0 +1,84 @@
+#include "planners/chain_covers.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+
+#include "placement_testing.h"
+#include "planners/greedy_covers.h"
+
+namespace taot::planners {
+namespace {
+
+using testing::BoundState;
+using testing::OneRow;
+
+// Two nodes of two ranks, K = 2. Rank 0 holds one expert of 200 tokens; rank 1 is full; rank 2
+// holds experts of 30 and 10, rank 3 one of 50.
+PlanRequest OneBigExpert() { return OneRow(4, 8, 2, {200, 0, 100, 0, 30, 10, 50, 0}, 2); }
+
+TEST(ChainCoversTest, AHandoffSendsTheWholeSurplusToTheRoomiestRankWhichShedsToItsMates) {
+  BoundState b(OneBigExpert(), 100);  // rank 0 sheds 100; rooms 0 | 60 50
+  PlacementState& s = b.state;
+  ChainCovers chains;
+  const std::optional<Handoff> h = chains.PlanHandoff(s, 0);
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->expert, 0);
+  EXPECT_EQ(h->receiver, 2);
+  EXPECT_EQ(h->tokens, 100);
+  EXPECT_EQ(h->overflow, 40);
+  EXPECT_EQ(h->cost, 5.0);  // one piece across (3) and two sheds (30 + 10 >= 40) inside
+  ChainCovers::ApplyHandoff(s, 0, *h);
+  EXPECT_EQ(s.surplus(0), 0);
+  EXPECT_EQ(s.surplus(2), 40);
+  EXPECT_EQ(s.spare(2), 0);
+  EXPECT_EQ(s.cost(), 3.0);
+  EXPECT_EQ(s.debt(), 2.0);
+  // The receiver's node then covers it as the handoff estimated.
+  CoverRank(s, 2, Scope::kSameNode);
+  EXPECT_EQ(s.surplus(2), 0);
+  EXPECT_EQ(s.cost(), h->cost);
+}
+
+TEST(ChainCoversTest, ACarrierSendsMoreThanItsSurplusAndLeavesTheRestAsRoom) {
+  BoundState b(OneBigExpert(), 150);  // rank 0 sheds 50; rooms 50 | 110 100
+  PlacementState& s = b.state;
+  ChainCovers chains;
+  const std::optional<Handoff> carry = chains.PlanCarry(s, 0, 0);
+  ASSERT_TRUE(carry);
+  EXPECT_EQ(carry->receiver, 2);
+  EXPECT_EQ(carry->tokens, 150);  // its room and both its experts, which fit rank 3 whole
+  EXPECT_EQ(carry->overflow, 40);
+  EXPECT_EQ(carry->cost, 5.0);
+  ChainCovers::ApplyCarry(s, 0, *carry);
+  EXPECT_EQ(s.surplus(0), 0);
+  EXPECT_EQ(s.spare(0), 100);  // room for rank 0's node-mates
+  EXPECT_EQ(s.surplus(2), 40);
+  EXPECT_EQ(s.debt(), 2.0);
+}
+
+TEST(ChainCoversTest, NoHandoffWhenTheReceiversNodeCannotTakeTheOverflow) {
+  // Rooms 0 | 60 30: the receiver's mate has 30 of room for an overflow of 40.
+  BoundState b(OneRow(4, 8, 2, {200, 0, 100, 0, 30, 10, 70, 0}, 2), 100);
+  ChainCovers chains;
+  EXPECT_FALSE(chains.PlanHandoff(b.state, 0));
+}
+
+TEST(ChainCoversTest, HandingOffIsOnlyTriedForAnExpertThriceAsBigAsEveryBinAcross) {
+  BoundState big(OneBigExpert(), 100);  // 200 against rooms 60 and 50
+  EXPECT_TRUE(ChainCovers::CanHandOff(big.state, 0));
+  BoundState small(OneRow(4, 8, 2, {150, 0, 100, 0, 30, 10, 50, 0}, 2), 100);  // 150 against 60
+  EXPECT_FALSE(ChainCovers::CanHandOff(small.state, 0));
+}
+
+TEST(ChainCoversTest, NoChainsOnAGeneralMatrix) {
+  BoundState b(testing::OnRandomMatrix(OneBigExpert(), 2, 1), 100);
+  ASSERT_FALSE(b.state.tree());
+  ChainCovers chains;
+  EXPECT_FALSE(chains.PlanHandoff(b.state, 0));
+  EXPECT_FALSE(chains.PlanCarry(b.state, 0, 0));
+  EXPECT_FALSE(ChainCovers::CanHandOff(b.state, 0));
+}
+
+}  // namespace
+}  // namespace taot::planners

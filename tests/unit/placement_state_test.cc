@@ -1,0 +1,231 @@
+#include "planners/placement_state.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "placement_testing.h"
+
+namespace taot::planners {
+namespace {
+
+using testing::BoundState;
+using testing::OneRow;
+using testing::RandomState;
+using testing::SameState;
+
+// One random change that keeps the state well formed (a piece needs a free slot and an expert
+// the bin does not hold yet); sometimes nothing.
+void RandomChange(PlacementState& s, std::mt19937_64& rng) {
+  const int R = s.ranks(), E = R * s.experts_per_rank();
+  switch (rng() % 4) {
+    case 0:
+      for (int tries = 0; tries < 20; ++tries) {
+        const int e = static_cast<int>(rng() % E), c = static_cast<int>(rng() % R), h = s.home_of(e);
+        if (c == h || s.slots(c) == 0 || s.Holds(e, c) || s.left(e) == 0) continue;
+        s.AddPiece(h, e, c, 1 + static_cast<int64_t>(rng() % s.left(e)));
+        return;
+      }
+      return;
+    case 1: {
+      if (s.pieces().empty()) return;
+      const int i = static_cast<int>(rng() % s.pieces().size());
+      const int e = s.pieces()[i].expert;
+      if (s.left(e) > 0) s.GrowPiece(s.home_of(e), i, 1 + static_cast<int64_t>(rng() % s.left(e)));
+      return;
+    }
+    case 2:
+      s.SetRoom(static_cast<int>(rng() % R), static_cast<int64_t>(rng() % 60) - 20, static_cast<int64_t>(rng() % 60));
+      return;
+    default:
+      s.AddDebt(static_cast<double>(rng() % 7) / 4.0);
+      return;
+  }
+}
+
+// The open bins by (room, rank), computed afresh.
+std::vector<Bin> OpenBins(const PlacementState& s) {
+  std::vector<Bin> bins;
+  for (int c = 0; c < s.ranks(); ++c) {
+    if (s.IsOpen(c)) bins.push_back({s.spare(c), c});
+  }
+  std::sort(bins.begin(), bins.end());
+  return bins;
+}
+
+TEST(PlacementStateTest, ResetSplitsEveryRankIntoSurplusAndRoom) {
+  // Loads 50, 15, 40, 15 on two nodes of two ranks; cap 30.
+  BoundState b(OneRow(4, 8, 2, {30, 20, 10, 5, 40, 0, 0, 15}, 2), 30);
+  const PlacementState& s = b.state;
+  EXPECT_EQ(s.surpluses(), (std::vector<int64_t>{20, 0, 10, 0}));
+  EXPECT_EQ(s.spares(), (std::vector<int64_t>{0, 15, 0, 15}));
+  EXPECT_EQ(s.left(0), 30);
+  EXPECT_EQ(s.left(7), 15);
+  EXPECT_EQ(s.slots(2), 2);
+  EXPECT_TRUE(s.pieces().empty());
+  EXPECT_EQ(s.cost(), 0.0);
+  EXPECT_EQ(s.open_bins(), (std::vector<Bin>{{15, 1}, {15, 3}}));
+  EXPECT_EQ(s.LargestExpert(0), 0);
+  EXPECT_EQ(s.LargestExpert(3), 7);
+}
+
+TEST(PlacementStateTest, AddPieceMovesTokensTakesASlotAndCostsWhatTheTopologySays) {
+  BoundState b(OneRow(4, 8, 2, {30, 20, 10, 5, 40, 0, 0, 15}, 2), 30);
+  PlacementState& s = b.state;
+  s.AddPiece(0, 0, 1, 12);  // inside the node: 1
+  s.AddPiece(0, 1, 3, 8);   // across nodes: λ = 3
+  EXPECT_EQ(s.surplus(0), 0);
+  EXPECT_EQ(s.spare(1), 3);
+  EXPECT_EQ(s.spare(3), 7);
+  EXPECT_EQ(s.left(0), 18);
+  EXPECT_EQ(s.slots(1), 1);
+  EXPECT_TRUE(s.Holds(0, 1));
+  EXPECT_FALSE(s.Holds(1, 1));
+  EXPECT_EQ(s.cost(), 4.0);
+  EXPECT_EQ(testing::Triples(s.pieces()), (std::vector<std::tuple<int, int, int64_t>>{{0, 1, 12}, {1, 3, 8}}));
+  EXPECT_EQ(s.first_piece(0), 0);
+  EXPECT_EQ(s.next_piece(0), 1);
+  EXPECT_EQ(s.next_piece(1), -1);
+  s.GrowPiece(0, 0, 3);
+  EXPECT_EQ(s.pieces()[0].tokens, 15);
+  EXPECT_EQ(s.spare(1), 0);
+  EXPECT_EQ(s.cost(), 4.0);  // a grown piece moves no weights
+  EXPECT_EQ(s.open_bins(), (std::vector<Bin>{{7, 3}}));
+}
+
+TEST(PlacementStateTest, AResidentReplicaCostsNothing) {
+  PlanRequest r = OneRow(4, 8, 2, {30, 20, 10, 5, 40, 0, 0, 15}, 2);
+  r.resident = {{1, 3}};
+  BoundState b(std::move(r), 30);
+  EXPECT_EQ(b.state.PieceCost(0, 1, 3), 0.0);
+  EXPECT_EQ(b.state.PieceCost(0, 0, 3), 3.0);
+  EXPECT_EQ(b.state.PieceCost(0, 0, 1), 1.0);
+}
+
+TEST(PlacementStateTest, BestFitAcrossNodesIsTheTightestBinThatFitsElseTheRoomiest) {
+  // Nodes {0, 1, 2} and {3, 4, 5}; rank 0 is hot; rooms at cap 50: 40 30 | 30 30 45.
+  BoundState b(OneRow(6, 12, 2, {100, 0, 10, 0, 20, 0, 20, 0, 20, 0, 5, 0}, 3), 50);
+  PlacementState& s = b.state;
+  EXPECT_EQ(s.BestFitBin(0, 0, 25, Scope::kOtherNodes), 3);  // 3 and 4 tie: the lower rank
+  EXPECT_EQ(s.BestFitBin(0, 0, 40, Scope::kOtherNodes), 5);
+  EXPECT_EQ(s.BestFitBin(0, 0, 60, Scope::kOtherNodes), 5);  // none fits: the roomiest
+  EXPECT_EQ(s.BestFitBin(0, 0, 25, Scope::kSameNode), 2);
+  EXPECT_EQ(s.BestFitBin(0, 0, 35, Scope::kSameNode), 1);
+  EXPECT_EQ(s.BestFitBin(0, 0, 50, Scope::kSameNode), 1);
+  s.AddPiece(0, 0, 3, 20);  // rank 3: room 10, holds expert 0
+  EXPECT_EQ(s.BestFitBin(0, 0, 5, Scope::kOtherNodes), 4);
+  EXPECT_EQ(s.BestFitBin(0, 1, 5, Scope::kOtherNodes), 3);
+}
+
+TEST(PlacementStateTest, BestFitOnAGeneralMatrixIsTheCheapestBinThatFits) {
+  PlanRequest r = OneRow(4, 8, 2, {100, 0, 10, 0, 30, 0, 0, 0}, 2);
+  r = taot::testing::Reshaped(r, [](Problem& p) {
+    p.topology = Topology::FromMatrix({0, 0, 1, 1}, {0, 2, 1.5, 4,  //
+                                                    2, 0, 3, 3,    //
+                                                    1.5, 3, 0, 1,  //
+                                                    4, 3, 1, 0})
+                     .value();
+  });
+  BoundState b(std::move(r), 50);  // rooms 40, 20, 50
+  ASSERT_FALSE(b.state.tree());
+  EXPECT_EQ(b.state.BestFitBin(0, 0, 15, Scope::kAnywhere), 2);  // cost 1.5
+  EXPECT_EQ(b.state.BestFitBin(0, 0, 30, Scope::kAnywhere), 1);  // cost 2: rank 2 is too small
+  EXPECT_EQ(b.state.BestFitBin(0, 0, 60, Scope::kAnywhere), 3);  // none fits: the roomiest
+  EXPECT_EQ(b.state.BestFitBin(0, 0, 15, Scope::kOtherNodes), 2);
+  EXPECT_EQ(b.state.BestFitBin(0, 0, 15, Scope::kSameNode), 1);
+}
+
+TEST(PlacementStateTest, RollbackRestoresTheExactStateAfterAnySequenceOfChanges) {
+  std::mt19937_64 rng(12);
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    std::unique_ptr<BoundState> b = RandomState(seed);
+    PlacementState& s = b->state;
+    for (int i = 0; i < 5; ++i) RandomChange(s, rng);  // not logged
+    if (seed % 3 == 0) s.DeferNode(static_cast<int>(seed % 2));
+    s.set_logging(true);
+    const size_t start = s.log().size();
+    for (int i = 0; i < 4; ++i) RandomChange(s, rng);
+    const size_t mark = s.log().size();
+    BoundState at_mark(b->request, 0);
+    at_mark.state.Restore(s.values());
+    for (int i = 0; i < 12; ++i) RandomChange(s, rng);
+    BoundState after(b->request, 0);
+    after.state.Restore(s.values());
+    const size_t logged = s.log().size() - mark;
+
+    std::vector<PlacementState::Change> redo;
+    s.Rollback(mark, &redo);
+    EXPECT_TRUE(SameState(s, at_mark.state)) << "seed " << seed;
+    EXPECT_EQ(s.log().size(), mark);
+    EXPECT_EQ(redo.size(), logged);
+    s.Redo(redo);  // the same changes again, in their order
+    EXPECT_TRUE(SameState(s, after.state)) << "seed " << seed;
+    s.Rollback(start, nullptr);
+    s.set_logging(false);
+    s.EndDeferral();
+    for (int i = 0; i < 5; ++i) RandomChange(s, rng);  // still consistent after the undo
+    EXPECT_EQ(s.tree() ? OpenBins(s) : std::vector<Bin>{}, s.open_bins()) << "seed " << seed;
+  }
+}
+
+TEST(PlacementStateTest, ChangesAreOnlyLoggedWhileLoggingIsOn) {
+  BoundState b(OneRow(4, 8, 2, {30, 20, 10, 5, 40, 0, 0, 15}, 2), 30);
+  PlacementState& s = b.state;
+  s.AddPiece(0, 0, 1, 5);
+  EXPECT_TRUE(s.log().empty());
+  s.set_logging(true);
+  s.AddPiece(0, 1, 3, 5);
+  s.SetRoom(2, 4, 0);
+  s.AddDebt(1.0);
+  ASSERT_EQ(s.log().size(), 3u);
+  EXPECT_EQ(s.log()[0].kind, PlacementState::Change::kAdd);
+  EXPECT_EQ(s.log()[1].kind, PlacementState::Change::kRoom);
+  EXPECT_EQ(s.log()[2].kind, PlacementState::Change::kDebt);
+  s.Rollback(0, nullptr);
+  EXPECT_EQ(s.pieces().size(), 1u);
+  EXPECT_EQ(s.surplus(2), 10);
+  EXPECT_EQ(s.debt(), 0.0);
+  s.ClearLog();
+  EXPECT_TRUE(s.log().empty());
+}
+
+TEST(PlacementStateTest, TheBinIndexFollowsEveryChangeAndADeferredNodeCatchesUpAtTheEnd) {
+  std::mt19937_64 rng(3);
+  for (uint64_t seed = 0; seed < 40; seed += 2) {  // two-level topologies
+    std::unique_ptr<BoundState> b = RandomState(seed);
+    PlacementState& s = b->state;
+    ASSERT_TRUE(s.tree());
+    for (int i = 0; i < 30; ++i) {
+      RandomChange(s, rng);
+      ASSERT_EQ(s.open_bins(), OpenBins(s)) << "seed " << seed << ", change " << i;
+    }
+    s.DeferNode(1);
+    for (int i = 0; i < 30; ++i) RandomChange(s, rng);
+    std::vector<Bin> others = s.open_bins();
+    std::erase_if(others, [&](const Bin& bin) { return s.topology().node_of(bin.second) == 1; });
+    std::vector<Bin> want = OpenBins(s);
+    std::erase_if(want, [&](const Bin& bin) { return s.topology().node_of(bin.second) == 1; });
+    EXPECT_EQ(others, want) << "seed " << seed;  // other nodes stay current
+    s.EndDeferral();
+    EXPECT_EQ(s.open_bins(), OpenBins(s)) << "seed " << seed;
+  }
+}
+
+TEST(PlacementStateTest, RestoreGoesBackToASavedCopy) {
+  std::unique_ptr<BoundState> b = RandomState(4);
+  PlacementState& s = b->state;
+  std::mt19937_64 rng(1);
+  for (int i = 0; i < 10; ++i) RandomChange(s, rng);
+  const PlacementState::Values saved = s.values();
+  BoundState copy(b->request, 0);
+  copy.state.Restore(saved);
+  for (int i = 0; i < 10; ++i) RandomChange(s, rng);
+  EXPECT_FALSE(SameState(s, copy.state));
+  s.Restore(saved);
+  EXPECT_TRUE(SameState(s, copy.state));
+}
+
+}  // namespace
+}  // namespace taot::planners
