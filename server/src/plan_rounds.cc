@@ -247,10 +247,8 @@ std::shared_ptr<const RoundPlan> PlanRounds::Fallback(RoundKey key, const PlanRe
   auto result = std::make_shared<RoundPlan>();
   result->key = key;
   result->score = Score(request, result->plan, 0);
-  result->hash = PlanHash(result->plan);
+  result->identity = {0, PlanHash(result->plan), Provenance::kNoReplication, std::move(reason)};
   result->planner = "none";
-  result->fallback = true;
-  result->reason = std::move(reason);
   return result;
 }
 
@@ -311,8 +309,7 @@ void PlanRounds::PlanRound(RoundKey key, Round& round) {
   result->key = key;
   result->plan = std::move(scored->plan);
   result->score = scored->score;
-  result->hash = PlanHash(result->plan);
-  result->version = slot->version;
+  result->identity = {slot->version, PlanHash(result->plan), Provenance::kDaemonRound, ""};
   result->planner = slot->name;
   Publish(round, std::move(result));
   if (placing_) Place(key, round.request, *slot);
@@ -329,8 +326,8 @@ void PlanRounds::Place(RoundKey key, const PlanRequest& planned, PlannerSlot& sl
   auto placement = std::make_shared<Placement>();
   placement->key = {key.step + 1, key.layer};
   placement->replicas = scored->plan.replicas;
-  placement->hash = PlanHash(Plan{placement->replicas, {}, false, std::nullopt});
-  placement->version = slot.version;
+  placement->identity = {slot.version, PlanHash(Plan{placement->replicas, {}, false, std::nullopt}),
+                         Provenance::kPushedReplicas, ""};
   placement->sequence = ++placement_sequence_;
   placements_.push_back(std::move(placement));
   constexpr size_t kKept = 4096;

@@ -56,8 +56,7 @@ TEST(RoundReportTest, FormatsADaemonPlanAsOneLine) {
   s.inter_node_transfers = 1;
   s.tokens_inter_node = 1234;
   client::LayerPlan plan;
-  plan.source = "daemon";
-  plan.fingerprint = {7, 0xdeadbeef};
+  plan.identity = {7, 0xdeadbeef, Provenance::kDaemonRound, ""};
   EXPECT_EQ(FormatRound(2, 1, s, plan),
             "step   2 layer  1  imbalance  70.0% ->   1.9%  transfers  3 intra  1 inter  tokens across nodes    1234  "
             "daemon v7 00000000deadbeef");
@@ -65,8 +64,8 @@ TEST(RoundReportTest, FormatsADaemonPlanAsOneLine) {
 
 TEST(RoundReportTest, APlanTheDaemonDidNotMakeSaysWhy) {
   client::LayerPlan plan;
-  plan.source = "local";
-  plan.reason = "not every rank is registered with the daemon";
+  plan.identity.provenance = Provenance::kLocalPlan;
+  plan.identity.reason = "not every rank is registered with the daemon";
   const std::string line = FormatRound(0, 0, Scorecard{}, plan);
   EXPECT_NE(line.find("local v0 0000000000000000  FALLBACK: not every rank is registered with the daemon"),
             std::string::npos)

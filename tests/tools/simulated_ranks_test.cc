@@ -80,7 +80,7 @@ TEST(SimulatedRanksTest, EveryRankGetsTheDaemonsPlanOfEveryRound) {
     plans[{step, layer}] = plan;
   }).ok());
   EXPECT_EQ(seen, (std::vector<std::pair<int64_t, int>>{{0, 0}, {0, 1}, {1, 0}, {1, 1}}));
-  for (const auto& [key, plan] : plans) EXPECT_EQ(plan.source, "daemon") << plan.reason;
+  for (const auto& [key, plan] : plans) EXPECT_EQ(plan.identity.provenance, Provenance::kDaemonRound) << plan.identity.reason;
   const Summary s = ranks.Summarize();
   EXPECT_EQ(s.rounds, 4);
   EXPECT_EQ(s.ranks, kRanks);
@@ -97,7 +97,7 @@ TEST(SimulatedRanksTest, EveryRankGetsTheDaemonsPlanOfEveryRound) {
   const std::shared_ptr<const Problem> problem = *SimulatedProblem(kRanks, kExperts, 2, 2);
   for (const auto& round : status.recent) {
     const client::LayerPlan& plan = plans.at({round->key.step, round->key.layer});
-    EXPECT_EQ(plan.fingerprint.hash, round->hash);
+    EXPECT_EQ(plan.identity.hash, round->identity.hash);
     const Scorecard score = ScoreRound(problem, workload->Load(static_cast<int>(round->key.step), round->key.layer, 0),
                                        plan.plan);
     EXPECT_EQ(score.imbalance_before_pct, round->score.imbalance_before_pct);
@@ -141,7 +141,7 @@ TEST(SimulatedRanksTest, WithoutADaemonEveryLayerIsPlannedLocallyAndCounted) {
   std::vector<std::string> sources;
   ASSERT_TRUE(ranks.Run([&](int64_t, int, const client::LayerPlan& plan) {
     std::lock_guard<std::mutex> lock(mu);
-    sources.push_back(plan.source);
+    sources.push_back(ProvenanceName(plan.identity.provenance));
   }).ok());
   EXPECT_EQ(sources, std::vector<std::string>(4, "local"));
   EXPECT_EQ(ranks.local_layers(), 4);

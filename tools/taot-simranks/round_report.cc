@@ -35,8 +35,8 @@ std::string FormatRound(int64_t step, int layer, const Scorecard& s, const clien
       "step %3d layer %2d  imbalance %5.1f%% -> %5.1f%%  transfers %2d intra %2d inter  tokens across nodes %7d  "
       "%s v%d %016x%s",
       step, layer, s.imbalance_before_pct, s.imbalance_after_pct, s.intra_node_transfers, s.inter_node_transfers,
-      s.tokens_inter_node, plan.source, plan.fingerprint.version, plan.fingerprint.hash,
-      plan.source == "daemon" ? "" : absl::StrCat("  FALLBACK: ", plan.reason));
+      s.tokens_inter_node, ProvenanceName(plan.identity.provenance), plan.identity.version, plan.identity.hash,
+      plan.identity.provenance == Provenance::kDaemonRound ? "" : absl::StrCat("  FALLBACK: ", plan.identity.reason));
 }
 
 Summary Summarize(int rounds, int ranks, int fallback_rounds, int mismatched, std::vector<double> latencies_us) {

@@ -34,7 +34,7 @@ struct Summary {
   int rounds = 0;
   int ranks = 0;
   int fallback_rounds = 0;  // rank 0's plan was not the daemon's
-  int mismatched = 0;       // (round, rank)s whose fingerprint differs from rank 0's
+  int mismatched = 0;       // (round, rank)s whose (version, hash) differs from rank 0's
   double p50_us = 0, p99_us = 0;
 };
 

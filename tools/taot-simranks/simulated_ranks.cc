@@ -87,7 +87,7 @@ void SimulatedRanks::RunRank(int rank, std::shared_ptr<client::Transport> transp
                                                           plan.status().message()));
       return;
     }
-    rounds_[i][static_cast<size_t>(rank)] = {plan->fingerprint, plan->source == "daemon",
+    rounds_[i][static_cast<size_t>(rank)] = {plan->identity,
                                              absl::ToDoubleMicroseconds(plan->plan_time + plan->agreement_time)};
     if (rank == 0 && round.microbatch == 0 && on_layer) on_layer(round.step, round.layer, *plan);
   }
@@ -99,10 +99,10 @@ Summary SimulatedRanks::Summarize() const {
   std::vector<double> latencies;
   for (const std::vector<RankRound>& round : rounds_) {
     for (const RankRound& r : round) {
-      mismatched += r.fingerprint == round[0].fingerprint ? 0 : 1;
+      mismatched += r.identity.SamePlanAs(round[0].identity) ? 0 : 1;
       latencies.push_back(r.latency_us);
     }
-    fallbacks += round[0].from_daemon ? 0 : 1;
+    fallbacks += round[0].identity.provenance == Provenance::kDaemonRound ? 0 : 1;
   }
   return simranks::Summarize(static_cast<int>(rounds_.size()), shape_.ranks, fallbacks, mismatched,
                              std::move(latencies));

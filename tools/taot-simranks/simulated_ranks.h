@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "round_report.h"
 #include "taot/client/client.h"
+#include "taot/planner/plan_identity.h"
 #include "taot/sim/workload.h"
 
 namespace taot::simranks {
@@ -30,8 +31,7 @@ struct SimRanksOptions {
 
 // One rank's plan of one round.
 struct RankRound {
-  client::PlanFingerprint fingerprint;
-  bool from_daemon = false;  // the daemon planned it (not its fallback, not a local plan)
+  PlanIdentity identity;
   double latency_us = 0;
 };
 
