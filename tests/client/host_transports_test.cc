@@ -23,12 +23,12 @@ void OnInProcess(int ranks, const RankBody& body) {
 
 void HostCopy(void* to, const void* from, size_t bytes) { std::memcpy(to, from, bytes); }
 
-INSTANTIATE_TEST_SUITE_P(Transports, TransportTest,
-                         ::testing::Values(TransportRow{.name = "gloo", .on_ranks = &OnGloo, .to_buffer = &HostCopy,
-                                                        .from_buffer = &HostCopy},
-                                           TransportRow{.name = "in_process", .on_ranks = &OnInProcess,
-                                                        .to_buffer = &HostCopy, .from_buffer = &HostCopy}),
-                         TransportRowName);
+INSTANTIATE_TEST_SUITE_P(
+    Transports, TransportTest,
+    ::testing::Values(
+        TransportRow{.name = "gloo", .on_ranks = &OnGloo, .to_buffer = &HostCopy, .from_buffer = &HostCopy},
+        TransportRow{.name = "in_process", .on_ranks = &OnInProcess, .to_buffer = &HostCopy, .from_buffer = &HostCopy}),
+    TransportRowName);
 
 }  // namespace
 }  // namespace taot::client

@@ -68,7 +68,8 @@ TEST_P(TransportTest, WeightsReachTheirSlotsAndGradientsComeHomeAdded) {
       home.push_back(Floats(t, std::vector<float>(kFloats, static_cast<float>(t.rank() * 2 + i + 1))));
       slots.push_back(Floats(t, std::vector<float>(kFloats, -1)));
     }
-    ExpertBuffers weights{kFloats * sizeof(float), {home[0]->data(), home[1]->data()}, {slots[0]->data(), slots[1]->data()}};
+    ExpertBuffers weights{
+        kFloats * sizeof(float), {home[0]->data(), home[1]->data()}, {slots[0]->data(), slots[1]->data()}};
     MovedBytes moved;
     absl::StatusOr<std::unique_ptr<PendingExchange>> pending = StartWeightMoves(t, plan, kExperts, weights, &moved);
     ASSERT_TRUE(pending.ok()) << pending.status();
@@ -86,7 +87,8 @@ TEST_P(TransportTest, WeightsReachTheirSlotsAndGradientsComeHomeAdded) {
       ghome.push_back(Floats(t, std::vector<float>(kFloats, 1)));
       gslots.push_back(Floats(t, std::vector<float>(kFloats, 10.0f * static_cast<float>(t.rank() + 1))));
     }
-    ExpertBuffers grads{kFloats * sizeof(float), {ghome[0]->data(), ghome[1]->data()}, {gslots[0]->data(), gslots[1]->data()}};
+    ExpertBuffers grads{
+        kFloats * sizeof(float), {ghome[0]->data(), ghome[1]->data()}, {gslots[0]->data(), gslots[1]->data()}};
     ASSERT_TRUE(ReturnGradients(t, plan, kExperts, grads, absl::Seconds(10)).ok());
     for (int i = 0; i < 2; ++i) {
       const int expert = t.rank() * 2 + i;

@@ -101,7 +101,9 @@ TEST_P(PlannerTest, GeneralCostMatrix) {
   for (int a = 0; a < 6; ++a) {
     for (int b = 0; b < 6; ++b) cost[a * 6 + b] = a == b ? 0.0 : 1.0 + (a * 7 + b * 3) % 5;
   }
-  request = testing::Reshaped(request, [&](Problem& p) { p.topology = *Topology::FromMatrix({0, 0, 0, 1, 1, 1}, cost); });
+  request = testing::Reshaped(request, [&](Problem& p) {
+    p.topology = *Topology::FromMatrix({0, 0, 0, 1, 1, 1}, cost);
+  });
   ASSERT_FALSE(request.topology().tree_costs().has_value());
   Run(request);
 }
