@@ -131,13 +131,14 @@ PYBIND11_MODULE(taot, m) {
           py::arg("timeout_s") = 60.0, "Blocks until every send and receive is done, or fails after timeout_s.");
 
   py::class_<LayerPlan>(m, "LayerPlan", "The plan every rank applies to one layer")
-      .def_readonly("source", &LayerPlan::source)
-      .def_readonly("reason", &LayerPlan::reason)
-      .def_property_readonly("version", [](const LayerPlan& p) { return p.fingerprint.version; })
+      .def_property_readonly("source",
+                             [](const LayerPlan& p) { return std::string(taot::ProvenanceName(p.identity.provenance)); })
+      .def_property_readonly("reason", [](const LayerPlan& p) { return p.identity.reason; })
+      .def_property_readonly("version", [](const LayerPlan& p) { return p.identity.version; })
       .def_property_readonly("plan_seconds", [](const LayerPlan& p) { return absl::ToDoubleSeconds(p.plan_time); })
       .def_property_readonly("agreement_seconds",
                              [](const LayerPlan& p) { return absl::ToDoubleSeconds(p.agreement_time); })
-      .def_property_readonly("hash", [](const LayerPlan& p) { return p.fingerprint.hash; })
+      .def_property_readonly("hash", [](const LayerPlan& p) { return p.identity.hash; })
       .def_property_readonly("replicas",
                              [](const LayerPlan& p) {
                                std::vector<std::pair<int, int>> out;

@@ -231,9 +231,11 @@ taot_status taot_client_plan_layer(taot_client* client, int64_t step, int32_t la
 }
 
 void taot_plan_destroy(taot_plan* plan) { delete plan; }
-uint64_t taot_plan_version(const taot_plan* plan) { return plan == nullptr ? 0 : plan->plan.fingerprint.version; }
-uint64_t taot_plan_hash(const taot_plan* plan) { return plan == nullptr ? 0 : plan->plan.fingerprint.hash; }
-const char* taot_plan_source(const taot_plan* plan) { return plan == nullptr ? "" : plan->plan.source.c_str(); }
+uint64_t taot_plan_version(const taot_plan* plan) { return plan == nullptr ? 0 : plan->plan.identity.version; }
+uint64_t taot_plan_hash(const taot_plan* plan) { return plan == nullptr ? 0 : plan->plan.identity.hash; }
+const char* taot_plan_source(const taot_plan* plan) {
+  return plan == nullptr ? "" : taot::ProvenanceName(plan->plan.identity.provenance);
+}
 size_t taot_plan_num_replicas(const taot_plan* plan) { return plan == nullptr ? 0 : plan->plan.plan.replicas.size(); }
 
 taot_status taot_plan_replica(const taot_plan* plan, size_t index, int32_t* expert, int32_t* rank) {

@@ -181,9 +181,9 @@ class Client::Impl {
       }
       return plan;
     }
-    absl::StatusOr<RemotePlan> remote = link_->ReportLoad(step, layer, row);
-    const int64_t mine[3] = {remote.ok() ? 1 : 0, remote.ok() ? static_cast<int64_t>(remote->version) : 0,
-                             remote.ok() ? static_cast<int64_t>(remote->hash) : 0};
+    absl::StatusOr<LayerPlan> remote = link_->ReportLoad(step, layer, row);
+    const int64_t mine[3] = {remote.ok() ? 1 : 0, remote.ok() ? static_cast<int64_t>(remote->identity.version) : 0,
+                             remote.ok() ? static_cast<int64_t>(remote->identity.hash) : 0};
     std::vector<int64_t> all(3 * static_cast<size_t>(transport_.size()));
     if (absl::Status s = transport_.AllGather(mine, all, options_.collective_timeout); !s.ok()) return s;
     int failed = 0;
@@ -203,11 +203,10 @@ class Client::Impl {
     }
     if (next_skip_ > 1) Log(absl::StrCat("(step ", step, ", layer ", layer, ") the daemon plans again"));
     next_skip_ = 1;
-    LayerPlan out;
-    out.plan = std::move(remote->plan);
-    out.fingerprint = {remote->version, remote->hash};
-    out.source = remote->fallback ? "none" : "daemon";
-    if (remote->fallback) out.reason = "the daemon's fallback (rows missing at its deadline, or its planner failed)";
+    LayerPlan out = *std::move(remote);
+    if (out.identity.fallback()) {
+      out.identity.reason = "the daemon's fallback (rows missing at its deadline, or its planner failed)";
+    }
     Count(&ClientStats::daemon_plans);
     // The gather above already holds every rank's (version, hash): the agreement needs no second.
     bool same = true;
@@ -230,8 +229,7 @@ class Client::Impl {
     if (!split.ok()) return PlanHere(absl::StrCat("the prefetched replicas did not fit: ", split.status().message()));
     LayerPlan out;
     out.plan = *std::move(split);
-    out.fingerprint = {0, PlanHash(out.plan)};
-    out.source = "placement";
+    out.identity = {0, PlanHash(out.plan), Provenance::kPushedReplicas, ""};
     Count(&ClientStats::placement_plans);
     return out;
   }
@@ -274,9 +272,7 @@ class Client::Impl {
     if (!scored.ok()) return scored.status();
     LayerPlan out;
     out.plan = std::move(scored->plan);
-    out.fingerprint = {0, PlanHash(out.plan)};
-    out.source = "local";
-    out.reason = std::move(reason);
+    out.identity = {0, PlanHash(out.plan), Provenance::kLocalPlan, std::move(reason)};
     Count(&ClientStats::local_plans);
     return out;
   }
@@ -286,17 +282,17 @@ class Client::Impl {
     LayerPlan& plan = candidate.plan;
     absl::StatusOr<bool> same = candidate.all_hold_it.has_value()
                                     ? *candidate.all_hold_it
-                                    : AllHoldTheSamePlan(transport_, plan.fingerprint, options_.collective_timeout);
+                                    : AllHoldTheSamePlan(transport_, plan.identity, options_.collective_timeout);
     if (!same.ok()) return same.status();
     Count(&ClientStats::layers);
     if (*same) return std::move(plan);
     Count(&ClientStats::disagreements);
-    Log(absl::StrCat("the ranks held different plans (this rank's came from ", plan.source,
+    const char* from = ProvenanceName(plan.identity.provenance);
+    Log(absl::StrCat("the ranks held different plans (this rank's came from ", from,
                      "): no replication for this layer"));
     LayerPlan none;
-    none.fingerprint = {0, PlanHash(none.plan)};
-    none.source = "none";
-    none.reason = absl::StrCat("the ranks held different plans (this rank's came from ", plan.source, ")");
+    none.identity = {0, PlanHash(none.plan), Provenance::kNoReplication,
+                     absl::StrCat("the ranks held different plans (this rank's came from ", from, ")")};
     return none;
   }
 

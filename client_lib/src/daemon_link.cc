@@ -1,26 +1,19 @@
 #include "daemon_link.h"
 
 #include <algorithm>
-#include <fstream>
 #include <random>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "taot/planner/plan_hash.h"
+#include "taot/wire/credentials.h"
+#include "taot/wire/identity_wire.h"
+#include "taot/wire/load_wire.h"
+#include "taot/wire/plan_wire.h"
 
 namespace taot::client {
 namespace {
 
 constexpr size_t kMaxQueuedMatrices = 64;
 constexpr size_t kMaxPrefetches = 4096;
-
-absl::StatusOr<std::string> ReadPem(const std::string& field, const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat(field, ": cannot read '", path, "'"));
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 absl::Status FromGrpc(const grpc::Status& s) {
   if (s.ok()) return absl::OkStatus();
@@ -61,22 +54,9 @@ bool IsRefusal(const absl::Status& status) {
 
 absl::StatusOr<std::unique_ptr<DaemonLink>> DaemonLink::Create(const ClientOptions& options, int rank,
                                                                int world_size, std::string run_id) {
-  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
-  if (!options.tls_ca.empty() || !options.tls_cert.empty() || !options.tls_key.empty()) {
-    if (options.tls_cert.empty() != options.tls_key.empty()) {
-      return absl::InvalidArgumentError("tls_cert, tls_key: give both for mutual TLS, or neither");
-    }
-    grpc::SslCredentialsOptions ssl;
-    for (auto [field, path, out] : {std::tuple{"tls_ca", &options.tls_ca, &ssl.pem_root_certs},
-                                    std::tuple{"tls_cert", &options.tls_cert, &ssl.pem_cert_chain},
-                                    std::tuple{"tls_key", &options.tls_key, &ssl.pem_private_key}}) {
-      if (path->empty()) continue;
-      absl::StatusOr<std::string> pem = ReadPem(field, *path);
-      if (!pem.ok()) return pem.status();
-      *out = *std::move(pem);
-    }
-    credentials = grpc::SslCredentials(ssl);
-  }
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials = wire::ChannelCredentials(
+      {{"tls_ca", options.tls_ca}, {"tls_cert", options.tls_cert}, {"tls_key", options.tls_key}});
+  if (!credentials.ok()) return credentials.status();
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
   // Reconnect soon after a daemon restart (gRPC's default back-off starts at a second and grows
@@ -97,7 +77,7 @@ absl::StatusOr<std::unique_ptr<DaemonLink>> DaemonLink::Create(const ClientOptio
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   args.SetInt(GRPC_ARG_HTTP2_MIN_SENT_PING_INTERVAL_WITHOUT_DATA_MS, 30000);
-  auto channel = grpc::CreateCustomChannel(options.address, credentials, args);
+  auto channel = grpc::CreateCustomChannel(options.address, *credentials, args);
   return std::unique_ptr<DaemonLink>(new DaemonLink(options, rank, world_size, std::move(run_id), std::move(channel)));
 }
 
@@ -205,7 +185,7 @@ void DaemonLink::Reregister() {
   }
 }
 
-absl::StatusOr<RemotePlan> DaemonLink::ReportLoad(int64_t step, int layer, std::span<const int64_t> row) {
+absl::StatusOr<LayerPlan> DaemonLink::ReportLoad(int64_t step, int layer, std::span<const int64_t> row) {
   if (!ready_) return absl::UnavailableError("not registered with the daemon (registering again in the background)");
   taot::v1::ReportLoadRequest request;
   request.set_job_id(options_.job_id);
@@ -213,21 +193,19 @@ absl::StatusOr<RemotePlan> DaemonLink::ReportLoad(int64_t step, int layer, std::
   request.set_rank(rank_);
   request.set_step(step);
   request.set_layer(layer);
-  request.mutable_counts()->Add(row.begin(), row.end());
+  wire::RowToProto(row, *request.mutable_counts());
   taot::v1::Plan reply;
   grpc::ClientContext context;
   Prepare(context, options_.call_timeout);
   if (absl::Status s = FromGrpc(stub_->ReportLoad(&context, request, &reply)); !s.ok()) return s;
-  RemotePlan out;
-  for (const auto& r : reply.replicas()) out.plan.replicas.push_back({r.expert(), r.rank()});
-  for (const auto& a : reply.assignments()) out.plan.assignments.push_back({a.source(), a.expert(), a.rank(), a.tokens()});
-  out.version = reply.version();
-  out.hash = reply.hash();
-  out.fallback = reply.fallback();
-  if (PlanHash(out.plan) != out.hash) {
+  absl::StatusOr<Plan> plan = wire::PlanFromProto(reply);
+  if (!plan.ok()) {
     return absl::DataLossError(absl::StrCat("the daemon's plan for (step ", step, ", layer ", layer,
-                                            ") does not match its hash"));
+                                            ") is not whole: ", plan.status().message()));
   }
+  LayerPlan out;
+  out.plan = *std::move(plan);
+  out.identity = wire::IdentityFromProto(reply);
   return out;
 }
 
@@ -257,9 +235,7 @@ void DaemonLink::SendMatrices() {
     request.set_run_id(run_id_);
     request.set_step(next.step);
     request.set_layer(next.layer);
-    request.set_ranks(next.load.sources());
-    request.set_experts(next.load.experts());
-    request.mutable_counts()->Add(next.load.data().begin(), next.load.data().end());
+    wire::MatrixToProto(next.load, request);
     taot::v1::Plan reply;
     grpc::ClientContext context;
     Prepare(context, drain_until ? std::max(absl::ZeroDuration(), *drain_until - absl::Now()) : options_.call_timeout);
@@ -297,11 +273,12 @@ void DaemonLink::WatchPrefetches() {
     }
     taot::v1::Prefetch prefetch;
     while (reader->Read(&prefetch)) {
-      std::vector<Replica> replicas;
-      for (const auto& r : prefetch.replicas()) replicas.push_back({r.expert(), r.rank()});
+      // A prefetch that does not decode is as good as one that never came: the layer plans locally.
+      absl::StatusOr<std::vector<Replica>> replicas = wire::ReplicasFromProto(prefetch.replicas());
+      if (!replicas.ok()) continue;
       {
         std::lock_guard<std::mutex> lock(mu_);
-        prefetches_[{prefetch.step(), prefetch.layer()}] = std::move(replicas);
+        prefetches_[{prefetch.step(), prefetch.layer()}] = *std::move(replicas);
         if (prefetches_.size() > kMaxPrefetches) prefetches_.erase(prefetches_.begin());
       }
       changed_.notify_all();

@@ -25,14 +25,6 @@
 
 namespace taot::client {
 
-// A plan as the daemon sent it, checked: its content hashes to its hash.
-struct RemotePlan {
-  Plan plan;
-  uint64_t version = 0;
-  uint64_t hash = 0;
-  bool fallback = false;
-};
-
 // Whether the daemon refused a call for what it was (a configuration error: unknown job, a shape
 // that disagrees, a wrong token) rather than failed to answer it: retrying cannot help.
 bool IsRefusal(const absl::Status& status);
@@ -55,8 +47,10 @@ class DaemonLink {
   // connect_timeout per attempt) succeeds. Never blocks.
   void Reconnect();
 
-  // One call of at most call_timeout; fails at once when the link is not ready.
-  absl::StatusOr<RemotePlan> ReportLoad(int64_t step, int layer, std::span<const int64_t> row);
+  // One call of at most call_timeout; fails at once when the link is not ready. The plan is
+  // checked on arrival (its content hashes to its hash: DATA_LOSS otherwise); its identity is
+  // kDaemonRound, or kNoReplication for the daemon's fallback, with the daemon's reason.
+  absl::StatusOr<LayerPlan> ReportLoad(int64_t step, int layer, std::span<const int64_t> row);
   // Queued, sent by a background thread (off the critical path); the oldest is dropped when the
   // daemon falls behind, and what is queued at close goes out within one call timeout.
   void ReportMatrixLater(int64_t step, int layer, LoadMatrix load);

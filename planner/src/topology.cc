@@ -126,8 +126,13 @@ void Topology::Finish() {
   const int R = ranks();
   nodes_ = 0;
   for (int node : node_of_rank_) nodes_ = std::max(nodes_, node + 1);
-  ranks_of_node_.assign(static_cast<size_t>(nodes_), {});
-  for (int r = 0; r < R; ++r) ranks_of_node_[node_of_rank_[r]].push_back(r);
+  // Counting sort of the ranks by node: stable, so each node's ranks stay in increasing order.
+  node_start_.assign(static_cast<size_t>(nodes_) + 1, 0);
+  for (int node : node_of_rank_) ++node_start_[node + 1];
+  for (int n = 0; n < nodes_; ++n) node_start_[n + 1] += node_start_[n];
+  ranks_by_node_.resize(static_cast<size_t>(R));
+  std::vector<int> next(node_start_.begin(), node_start_.end() - 1);
+  for (int r = 0; r < R; ++r) ranks_by_node_[next[node_of_rank_[r]]++] = r;
   all_ranks_.resize(static_cast<size_t>(R));
   for (int r = 0; r < R; ++r) all_ranks_[r] = r;
   symmetric_ = true;

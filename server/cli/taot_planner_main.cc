@@ -8,12 +8,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <new>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -37,35 +35,16 @@
 #include "taot/server/metrics.h"
 #include "taot/server/planner_service.h"
 #include "taot/server/plugin_planner.h"
+#include "taot/wire/credentials.h"
 
 namespace taot::server {
 namespace {
 
-absl::StatusOr<std::string> ReadFile(const std::string& flag, const std::string& path) {
-  std::ifstream file(path);
-  if (!file) return absl::InvalidArgumentError(absl::StrCat(flag, ": cannot read '", path, "'"));
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
 // Plain TCP, TLS, or mutual TLS (a client CA: clients must present a certificate it signed).
 // ConfigureDaemon has checked which files go together.
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const DaemonSettings& s) {
-  if (s.tls_cert.empty()) return grpc::InsecureServerCredentials();
-  absl::StatusOr<std::string> cert = ReadFile("--tls-cert", s.tls_cert);
-  if (!cert.ok()) return cert.status();
-  absl::StatusOr<std::string> key = ReadFile("--tls-key", s.tls_key);
-  if (!key.ok()) return key.status();
-  grpc::SslServerCredentialsOptions options(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
-  options.pem_key_cert_pairs.push_back({*key, *cert});
-  if (!s.tls_client_ca.empty()) {
-    absl::StatusOr<std::string> ca = ReadFile("--tls-client-ca", s.tls_client_ca);
-    if (!ca.ok()) return ca.status();
-    options.pem_root_certs = *ca;
-    options.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
-  }
-  return grpc::SslServerCredentials(options);
+  return wire::ServerCredentials(
+      {{"--tls-cert", s.tls_cert}, {"--tls-key", s.tls_key}, {"--tls-client-ca", s.tls_client_ca}});
 }
 
 std::optional<std::string_view> EnvToken() {

@@ -18,6 +18,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "taot/v1/planner.grpc.pb.h"
+#include "taot/wire/credentials.h"
 
 namespace taot::ctl {
 namespace {
@@ -28,14 +29,6 @@ struct Common {
   std::string token;  // default: $TAOT_JOB_TOKEN
   std::string tls_ca, tls_cert, tls_key;
 };
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) throw std::runtime_error("cannot read '" + path + "'");
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
 
 // What a failed command prints and returns.
 int Fail(const std::string& what) {
@@ -50,17 +43,14 @@ int FailRpc(const grpc::Status& s, const Common& c) {
   return Fail(s.error_message());
 }
 
-// Plain, TLS (--tls-ca: the server's CA) or mutual TLS (plus --tls-cert and --tls-key).
+// Plain, TLS (--tls-ca: the server's CA) or mutual TLS (plus --tls-cert and --tls-key); without
+// --tls-ca the client's certificate is not used.
 std::unique_ptr<taot::v1::Admin::Stub> Connect(const Common& c) {
-  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
-  if (!c.tls_ca.empty()) {
-    grpc::SslCredentialsOptions options;
-    options.pem_root_certs = ReadFile(c.tls_ca);
-    if (!c.tls_cert.empty()) options.pem_cert_chain = ReadFile(c.tls_cert);
-    if (!c.tls_key.empty()) options.pem_private_key = ReadFile(c.tls_key);
-    credentials = grpc::SslCredentials(options);
-  }
-  return taot::v1::Admin::NewStub(grpc::CreateChannel(c.address, credentials));
+  wire::ClientTls tls;
+  if (!c.tls_ca.empty()) tls = {{"--tls-ca", c.tls_ca}, {"--tls-cert", c.tls_cert}, {"--tls-key", c.tls_key}};
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials = wire::ChannelCredentials(tls);
+  if (!credentials.ok()) throw std::runtime_error(std::string(credentials.status().message()));
+  return taot::v1::Admin::NewStub(grpc::CreateChannel(c.address, *credentials));
 }
 
 void SetDeadline(grpc::ClientContext& context, const Common& c) {

@@ -67,7 +67,7 @@ Metrics::Metrics(prometheus::Registry& r)
 void Metrics::OnPlan(const RoundPlan& plan) {
   const Scorecard& s = plan.score;
   plan_seconds_.Add({{"planner", plan.planner}}, PlanBuckets()).Observe(s.plan_time_us * 1e-6);
-  plans_.Add({{"planner", plan.planner}, {"outcome", plan.fallback ? "fallback" : "planned"}}).Increment();
+  plans_.Add({{"planner", plan.planner}, {"outcome", plan.identity.fallback() ? "fallback" : "planned"}}).Increment();
   const std::string layer = std::to_string(plan.key.layer);
   imbalance_before_.Add({{"layer", layer}}).Set(s.imbalance_before_pct / 100);
   imbalance_after_.Add({{"layer", layer}}).Set(s.imbalance_after_pct / 100);

@@ -220,10 +220,8 @@ std::shared_ptr<const RoundPlan> PlanRounds::Fallback(RoundKey key, const PlanRe
   auto result = std::make_shared<RoundPlan>();
   result->key = key;
   result->score = Score(request, result->plan, 0);
-  result->hash = PlanHash(result->plan);
+  result->identity = {0, PlanHash(result->plan), Provenance::kNoReplication, std::move(reason)};
   result->planner = "none";
-  result->fallback = true;
-  result->reason = std::move(reason);
   return result;
 }
 
@@ -266,8 +264,7 @@ void PlanRounds::PlanRound(RoundKey key, Round& round) {
   result->key = key;
   result->plan = std::move(scored->plan);
   result->score = scored->score;
-  result->hash = PlanHash(result->plan);
-  result->version = slot->version();
+  result->identity = {slot->version(), PlanHash(result->plan), Provenance::kDaemonRound, ""};
   result->planner = slot->name();
   Publish(round, std::move(result));
   if (prefetches_.on()) Place(key, round.request, *slot);

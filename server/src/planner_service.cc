@@ -1,6 +1,5 @@
 #include "taot/server/planner_service.h"
 
-#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <new>
@@ -14,6 +13,11 @@
 #include "taot/planner/case_json.h"
 #include "taot/planner/plan_hash.h"
 #include "taot/planner/run_planner.h"
+#include "taot/wire/framer.h"
+#include "taot/wire/identity_wire.h"
+#include "taot/wire/load_wire.h"
+#include "taot/wire/plan_wire.h"
+#include "taot/wire/scorecard_wire.h"
 
 namespace taot::server {
 
@@ -102,35 +106,10 @@ grpc::Status ToGrpc(const absl::Status& status) {
 void ToProto(const RoundPlan& plan, taot::v1::Plan& out, bool with_lists) {
   out.set_step(plan.key.step);
   out.set_layer(plan.key.layer);
-  for (const Replica& r : with_lists ? plan.plan.replicas : std::vector<Replica>{}) {
-    taot::v1::Replica* m = out.add_replicas();
-    m->set_expert(r.expert);
-    m->set_rank(r.rank);
-  }
-  for (const Assignment& a : with_lists ? plan.plan.assignments : std::vector<Assignment>{}) {
-    taot::v1::Assignment* m = out.add_assignments();
-    m->set_source(a.source);
-    m->set_expert(a.expert);
-    m->set_rank(a.rank);
-    m->set_tokens(a.tokens);
-  }
-  out.set_version(plan.version);
-  out.set_hash(plan.hash);
+  if (with_lists) wire::PlanToProto(plan.plan, out);
+  wire::IdentityToProto(plan.identity, out);
   out.set_planner(plan.planner);
-  out.set_fallback(plan.fallback);
-  out.set_fallback_reason(plan.reason);
-  taot::v1::PlanStats* stats = out.mutable_stats();
-  const Scorecard& s = plan.score;
-  stats->set_imbalance_before_pct(s.imbalance_before_pct);
-  stats->set_imbalance_after_pct(s.imbalance_after_pct);
-  stats->set_intra_node_transfers(s.intra_node_transfers);
-  stats->set_inter_node_transfers(s.inter_node_transfers);
-  stats->set_weighted_cost(s.weighted_cost);
-  stats->set_target_met(s.target_met);
-  stats->set_plan_time_us(s.plan_time_us);
-  stats->set_bytes_moved_intra_node(s.bytes_moved_intra_node);
-  stats->set_bytes_moved_inter_node(s.bytes_moved_inter_node);
-  stats->set_tokens_inter_node(s.tokens_inter_node);
+  wire::ScorecardToProto(plan.score, *out.mutable_stats());
 }
 
 absl::StatusOr<std::shared_ptr<PlanRounds>> PlannerService::RoundsFor(const std::string& job_id,
@@ -177,34 +156,22 @@ absl::Status CheckLayers(const taot::v1::StreamRequest& request) {
   return absl::OkStatus();
 }
 
-// The plan's shared wire bytes, without copying them: the slice keeps the plan alive until
-// gRPC has sent it.
-grpc::Slice WireSlice(std::shared_ptr<const RoundPlan> plan) {
-  const std::string& wire = plan->Wire(EncodePlan);
-  auto* keep = new std::shared_ptr<const RoundPlan>(std::move(plan));
-  return grpc::Slice(const_cast<char*>(wire.data()), wire.size(),
-                     [](void* p) { delete static_cast<std::shared_ptr<const RoundPlan>*>(p); }, keep);
+// The plan's shared wire bytes; the plan stays alive until gRPC has sent them.
+wire::SharedBytes WireBytes(std::shared_ptr<const RoundPlan> plan) {
+  const std::string& bytes = plan->Wire(EncodePlan);
+  return {bytes, std::move(plan)};
 }
 
 grpc::ByteBuffer WireBuffer(std::shared_ptr<const RoundPlan> plan) {
-  grpc::Slice slice = WireSlice(std::move(plan));
-  return grpc::ByteBuffer(&slice, 1);
+  return wire::MessageBuffer(WireBytes(std::move(plan)));
 }
 
-// A StreamResponse made of the plans' shared wire bytes. In protobuf's encoding a repeated
-// message field is, per element, its key (field 1, length-delimited: 0x0A), the length as a
-// varint, then the element's bytes; so the encoded plans go in as they are.
+// A StreamResponse (its `plans`, field 1) made of the plans' shared wire bytes.
 grpc::ByteBuffer StreamResponseBuffer(std::vector<std::shared_ptr<const RoundPlan>> plans) {
-  std::vector<grpc::Slice> slices;
-  for (std::shared_ptr<const RoundPlan>& plan : plans) {
-    uint64_t size = plan->Wire(EncodePlan).size();
-    std::string head(1, '\x0A');
-    for (; size >= 0x80; size >>= 7) head.push_back(static_cast<char>((size & 0x7F) | 0x80));
-    head.push_back(static_cast<char>(size));
-    slices.emplace_back(head);
-    slices.push_back(WireSlice(std::move(plan)));
-  }
-  return grpc::ByteBuffer(slices.data(), slices.size());
+  std::vector<wire::SharedBytes> elements;
+  elements.reserve(plans.size());
+  for (std::shared_ptr<const RoundPlan>& plan : plans) elements.push_back(WireBytes(std::move(plan)));
+  return wire::RepeatedFieldBuffer(taot::v1::StreamResponse::kPlansFieldNumber, std::move(elements));
 }
 
 // The plans one call waits for, shared with the rounds' callbacks. Whichever comes first ends
@@ -308,9 +275,7 @@ class PlannerService::ReportLoadReactor final : public grpc::ServerUnaryReactor 
     absl::StatusOr<std::shared_ptr<PlanRounds>> rounds = service_.RoundsFor(request.job_id(), request.run_id());
     if (!rounds.ok()) return rounds.status();
     rounds_ = *std::move(rounds);
-    const auto& counts = request.counts();
-    return rounds_->SubmitRow({request.step(), request.layer()}, request.rank(),
-                                std::span<const int64_t>(counts.data(), static_cast<size_t>(counts.size())));
+    return rounds_->SubmitRow({request.step(), request.layer()}, request.rank(), wire::RowFromProto(request.counts()));
   }
 
   void End(const absl::Status& status) { service_.Finish(this, "ReportLoad", status); }
@@ -335,17 +300,10 @@ grpc::ServerUnaryReactor* PlannerService::ReportMatrix(grpc::CallbackServerConte
     if (absl::Status s = Parse(*bytes, request); !s.ok()) return s;
     absl::StatusOr<std::shared_ptr<PlanRounds>> rounds = RoundsFor(request.job_id(), request.run_id());
     if (!rounds.ok()) return rounds.status();
-    const int64_t ranks = request.ranks(), experts = request.experts();
-    if (ranks <= 0 || experts <= 0 || ranks * experts != request.counts_size()) {
-      return absl::InvalidArgumentError(absl::StrCat("counts: must hold ranks x experts = ", ranks, " x ", experts,
-                                                     " entries, got ", request.counts_size()));
-    }
-    LoadMatrix load(static_cast<int>(ranks), static_cast<int>(experts));
-    for (int s = 0; s < ranks; ++s) {
-      std::copy_n(request.counts().begin() + s * experts, experts, load.row(s).begin());
-    }
+    absl::StatusOr<LoadMatrix> load = wire::MatrixFromProto(request);
+    if (!load.ok()) return load.status();
     // The whole matrix is here: the round plans in this call, on gRPC's callback thread.
-    return (*rounds)->ReportMatrix({request.step(), request.layer()}, std::move(load));
+    return (*rounds)->ReportMatrix({request.step(), request.layer()}, *std::move(load));
   }();
   if (plan.ok()) *response = WireBuffer(*std::move(plan));
   Finish(reactor, "ReportMatrix", plan.status());
@@ -406,9 +364,8 @@ class PlannerService::StreamReactor final : public grpc::ServerBidiReactor<grpc:
     std::vector<PlanRounds::Ticket> tickets;
     for (int i = 0; i < request.layers_size(); ++i) {
       const taot::v1::LayerLoad& layer = request.layers(i);
-      absl::StatusOr<PlanRounds::Ticket> ticket = (*rounds)->SubmitRow(
-          {request.step(), layer.layer()}, request.rank(),
-          std::span<const int64_t>(layer.counts().data(), static_cast<size_t>(layer.counts_size())));
+      absl::StatusOr<PlanRounds::Ticket> ticket =
+          (*rounds)->SubmitRow({request.step(), layer.layer()}, request.rank(), wire::RowFromProto(layer.counts()));
       if (!ticket.ok()) {
         return absl::Status(ticket.status().code(), absl::StrCat("layers[", i, "]: ", ticket.status().message()));
       }
@@ -549,13 +506,8 @@ class PlannerService::WatchReactor final : public grpc::ServerWriteReactor<grpc:
     taot::v1::Prefetch message;
     message.set_step(p.key.step);
     message.set_layer(p.key.layer);
-    for (const Replica& r : p.replicas) {
-      taot::v1::Replica* m = message.add_replicas();
-      m->set_expert(r.expert);
-      m->set_rank(r.rank);
-    }
-    message.set_version(p.version);
-    message.set_hash(p.hash);
+    wire::ReplicasToProto(p.replicas, *message.mutable_replicas());
+    wire::IdentityToProto(p.identity, message);
     out_.Clear();
     if (absl::Status s = Serialize(message, out_); !s.ok()) {
       End(s);
@@ -646,7 +598,7 @@ absl::Status AdminService::DoPlanCase(const taot::v1::PlanCaseRequest& request, 
   RoundPlan result;
   result.plan = std::move(scored->plan);
   result.score = scored->score;
-  result.hash = PlanHash(result.plan);
+  result.identity = {0, PlanHash(result.plan), Provenance::kDaemonRound, ""};
   result.planner = name;
   ToProto(result, response);
   return absl::OkStatus();

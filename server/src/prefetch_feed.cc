@@ -24,8 +24,8 @@ void PrefetchFeed::Place(RoundKey planned, const PlanRequest& request, const Pla
   Prefetch prefetch;
   prefetch.key = {planned.step + 1, planned.layer};
   prefetch.replicas = std::move(scored->plan.replicas);
-  prefetch.hash = PlanHash(Plan{prefetch.replicas, {}, false, std::nullopt});
-  prefetch.version = slot.version();
+  prefetch.identity = {slot.version(), PlanHash(Plan{prefetch.replicas, {}, false, std::nullopt}),
+                       Provenance::kPushedReplicas, ""};
   Publish(std::move(prefetch));
 }
 

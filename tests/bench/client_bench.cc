@@ -120,7 +120,7 @@ void Run(int R, Mode mode, int layers, int64_t pairs_per_rank, bool gloo, Sample
         out.plan_ms.push_back(absl::ToDoubleMilliseconds(plan->plan_time));
         out.agree_ms.push_back(absl::ToDoubleMilliseconds(plan->agreement_time));
         out.reroute_ms.push_back(reroute);
-        out.sources.push_back(plan->source);
+        out.sources.emplace_back(taot::ProvenanceName(plan->identity.provenance));
       }
     });
   }

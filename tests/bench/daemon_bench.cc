@@ -28,6 +28,7 @@
 #include "taot/server/job.h"
 #include "taot/server/planner_service.h"
 #include "taot/sim/case_generator.h"
+#include "taot/wire/load_wire.h"
 
 namespace {
 
@@ -182,7 +183,7 @@ void Bench(int R, int rounds, const Paths& paths, std::vector<Row>& rows) {
     q.set_rank(r);
     q.set_step(step);
     q.set_layer(layer);
-    for (int64_t n : request.load.row(r)) q.add_counts(n);
+    taot::wire::RowToProto(request.load.row(r), *q.mutable_counts());
     return q;
   };
   int64_t step = 0;
@@ -221,7 +222,7 @@ void Bench(int R, int rounds, const Paths& paths, std::vector<Row>& rows) {
       for (int layer = 0; layer < kLayers; ++layer) {
         taot::v1::LayerLoad* l = q.add_layers();
         l->set_layer(layer);
-        for (int64_t n : request.load.row(r)) l->add_counts(n);
+        taot::wire::RowToProto(request.load.row(r), *l->mutable_counts());
       }
       streams[r]->Write(q);
       taot::v1::StreamResponse plans;
@@ -246,9 +247,7 @@ void Bench(int R, int rounds, const Paths& paths, std::vector<Row>& rows) {
     // The whole matrix from one client.
     taot::v1::ReportMatrixRequest m;
     m.set_job_id("bench");
-    m.set_ranks(R);
-    m.set_experts(kExperts);
-    for (int64_t n : request.load.data()) m.add_counts(n);
+    taot::wire::MatrixToProto(request.load, m);
     const Percentiles matrix = RunRounds(1, rounds, [&](int, int i) {
       m.set_step(step + i);
       grpc::ClientContext context;

@@ -22,6 +22,9 @@
 namespace taot::client {
 namespace {
 
+// Where a plan came from, as users see it (logs, the C ABI, Python).
+std::string Source(const LayerPlan& plan) { return ProvenanceName(plan.identity.provenance); }
+
 constexpr int kRanks = 4;
 constexpr int kExperts = 16;
 
@@ -106,7 +109,7 @@ TEST(ClientTest, LocalModePlansTheAllGatheredMatrixOnEveryRank) {
           [&](int r, Client& client) {
             absl::StatusOr<LayerPlan> plan = client.PlanLayer(0, 0, request.load.row(r));
             ASSERT_TRUE(plan.ok()) << plan.status();
-            EXPECT_EQ(plan->source, "local");
+            EXPECT_EQ(Source(*plan), "local");
             EXPECT_EQ(plan->plan, Direct(request));
             EXPECT_FALSE(plan->plan.replicas.empty());
             EXPECT_EQ(client.stats().local_plans, 1);
@@ -121,8 +124,8 @@ TEST(ClientTest, RemoteModeGetsTheDaemonsPlanOnEveryRank) {
             for (int layer = 0; layer < 3; ++layer) {
               absl::StatusOr<LayerPlan> plan = client.PlanLayer(7, layer, request.load.row(r));
               ASSERT_TRUE(plan.ok()) << plan.status();
-              EXPECT_EQ(plan->source, "daemon") << plan->reason;
-              EXPECT_EQ(plan->fingerprint.version, 1u);
+              EXPECT_EQ(Source(*plan), "daemon") << plan->identity.reason;
+              EXPECT_EQ(plan->identity.version, 1u);
               EXPECT_EQ(plan->plan, Direct(request));  // the daemon learnt the topology from registrations
             }
             EXPECT_EQ(client.stats().daemon_plans, 3);
@@ -151,7 +154,7 @@ TEST(ClientTest, AnUnreachableDaemonMeansLocalPlansAndNoLayerWaitsForIt) {
               ASSERT_TRUE(plan.ok()) << plan.status();
               // Registering goes on in the background: a layer waits for neither it nor a call.
               EXPECT_LT(absl::Now() - start, absl::Seconds(2)) << "layer " << layer;
-              EXPECT_EQ(plan->source, "local");
+              EXPECT_EQ(Source(*plan), "local");
               EXPECT_EQ(plan->plan, Direct(request));
             }
             // Not every rank is registered, so none asks the daemon.
@@ -196,7 +199,7 @@ TEST(ClientTest, ADaemonThatStartsLateIsUsedOnceEveryRankHasRegistered) {
               absl::StatusOr<LayerPlan> plan = client.PlanLayer(0, layer, request.load.row(r));
               ASSERT_TRUE(plan.ok()) << plan.status();
               EXPECT_EQ(plan->plan, Direct(request));
-              sources[r].push_back(plan->source);
+              sources[r].push_back(Source(*plan));
               std::this_thread::sleep_for(std::chrono::milliseconds(50));
             }
           });
@@ -239,7 +242,7 @@ TEST(ClientTest, ARestartedTrainerIsANewRunWhoseStepsStartOver) {
             [&](int r, Client& client) {
               absl::StatusOr<LayerPlan> plan = client.PlanLayer(step, 0, request.load.row(r));
               ASSERT_TRUE(plan.ok()) << plan.status();
-              EXPECT_EQ(plan->source, "daemon") << "step " << step << ": " << plan->reason;
+              EXPECT_EQ(Source(*plan), "daemon") << "step " << step << ": " << plan->identity.reason;
             });
   }
   EXPECT_EQ(daemon.job().Status().runs, 3);  // the daemon's unnamed first run, then two trainer runs
@@ -261,7 +264,7 @@ TEST(ClientTest, ADaemonRestartIsRidOutWithLocalPlansAndRegisteringAgain) {
               absl::StatusOr<LayerPlan> plan = client.PlanLayer(1, layer, request.load.row(r));
               ASSERT_TRUE(plan.ok()) << plan.status();
               EXPECT_EQ(plan->plan, Direct(request));  // whoever planned it
-              sources[r].push_back(plan->source);
+              sources[r].push_back(Source(*plan));
             };
             plan_layer(0);
             if (r == 0) {
@@ -303,7 +306,7 @@ TEST(ClientTest, RanksHoldingDifferentPlansAllUseNoReplication) {
           [&](int r, Client& client) {
             absl::StatusOr<LayerPlan> plan = client.PlanLayer(0, 0, request.load.row(r));
             ASSERT_TRUE(plan.ok()) << plan.status();
-            EXPECT_EQ(plan->source, "none");
+            EXPECT_EQ(Source(*plan), "none");
             EXPECT_TRUE(plan->plan.replicas.empty());
             EXPECT_EQ(client.stats().disagreements, 1);
           });
@@ -322,7 +325,7 @@ TEST(ClientTest, PredictiveModeSplitsOverThePushedPlacements) {
               absl::StatusOr<LayerPlan> plan = client.PlanLayer(step, 0, request.load.row(r));
               ASSERT_TRUE(plan.ok()) << plan.status();
               // Step 0 has no placement yet; later steps use the one pushed from the step before.
-              EXPECT_EQ(plan->source, step == 0 ? "local" : "placement") << "step " << step << ": " << plan->reason;
+              EXPECT_EQ(Source(*plan), step == 0 ? "local" : "placement") << "step " << step << ": " << plan->identity.reason;
               EXPECT_FALSE(plan->plan.replicas.empty());
             }
           });

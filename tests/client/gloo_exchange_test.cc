@@ -70,11 +70,13 @@ TEST(GlooTransportTest, BadOptionsAreRefusedByName) {
 
 TEST(AgreementTest, AllRanksReachTheSameVerdict) {
   OnRanks(4, [](Transport& t) {
-    absl::StatusOr<bool> same = AllHoldTheSamePlan(t, {3, 0xabc}, absl::Seconds(10));
+    // Provenance and reason are each rank's own story: only version and hash must agree.
+    const Provenance from = t.rank() == 1 ? Provenance::kLocalPlan : Provenance::kDaemonRound;
+    absl::StatusOr<bool> same = AllHoldTheSamePlan(t, {3, 0xabc, from, ""}, absl::Seconds(10));
     ASSERT_TRUE(same.ok());
     EXPECT_TRUE(*same);
     // Rank 2 holds another plan: everyone sees the disagreement.
-    const PlanFingerprint mine = t.rank() == 2 ? PlanFingerprint{3, 0xabd} : PlanFingerprint{3, 0xabc};
+    const PlanIdentity mine{3, t.rank() == 2 ? 0xabdu : 0xabcu, Provenance::kDaemonRound, ""};
     same = AllHoldTheSamePlan(t, mine, absl::Seconds(10));
     ASSERT_TRUE(same.ok());
     EXPECT_FALSE(*same);

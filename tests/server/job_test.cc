@@ -106,7 +106,7 @@ TEST(JobTest, ANewRunStartsItsRoundsOverAndRefusesTheOldRunsReports) {
   // Step 0 of the new run is not stale, though the old run had reached step 47.
   absl::StatusOr<std::shared_ptr<const RoundPlan>> plan = second->ReportMatrix({0, 0}, load);
   ASSERT_TRUE(plan.ok()) << plan.status();
-  EXPECT_FALSE((*plan)->fallback);
+  EXPECT_FALSE((*plan)->identity.fallback());
   EXPECT_EQ(job->Status().runs, 3);  // the unnamed first run, then run-1 and run-2
   // A report that names no run goes to the current one.
   EXPECT_EQ(*job->Rounds(), second);

@@ -115,15 +115,15 @@ TEST(PlanRoundsFaultsTest, AFailingPlannerIsDroppedAndVersionsOnlyCountUp) {
   ASSERT_TRUE(rounds->SetPlanner("wrong", {}).ok());
   absl::StatusOr<std::shared_ptr<const RoundPlan>> failed = rounds->ReportMatrix({0, 0}, request.load);
   ASSERT_TRUE(failed.ok()) << failed.status();
-  EXPECT_TRUE((*failed)->fallback);
-  EXPECT_NE((*failed)->reason.find("planner wrong failed"), std::string::npos) << (*failed)->reason;
-  EXPECT_NE((*failed)->reason.find("back to planner taot"), std::string::npos) << (*failed)->reason;
+  EXPECT_TRUE((*failed)->identity.fallback());
+  EXPECT_NE((*failed)->identity.reason.find("planner wrong failed"), std::string::npos) << (*failed)->identity.reason;
+  EXPECT_NE((*failed)->identity.reason.find("back to planner taot"), std::string::npos) << (*failed)->identity.reason;
   EXPECT_EQ(rounds->planner().name, "taot");
   EXPECT_EQ(rounds->planner().version, 3u);  // taot was 1, wrong 2: back to taot is 3, not 1
   absl::StatusOr<std::shared_ptr<const RoundPlan>> next = rounds->ReportMatrix({0, 1}, request.load);
   ASSERT_TRUE(next.ok());
-  EXPECT_FALSE((*next)->fallback);
-  EXPECT_EQ((*next)->version, 3u);
+  EXPECT_FALSE((*next)->identity.fallback());
+  EXPECT_EQ((*next)->identity.version, 3u);
 }
 
 TEST(PlanRoundsFaultsTest, AHungPlannerCannotHoldItsRoundPastTheDeadline) {
@@ -149,15 +149,15 @@ TEST(PlanRoundsFaultsTest, AHungPlannerCannotHoldItsRoundPastTheDeadline) {
   };
   const std::vector<std::shared_ptr<const RoundPlan>> plans = answers.Await(15, absl::Seconds(30));
   ASSERT_EQ(plans.size(), 15u);
-  EXPECT_TRUE(plans[0]->fallback);
-  EXPECT_NE(plans[0]->reason.find("planner hang had not finished within the round timeout"), std::string::npos)
-      << plans[0]->reason;
+  EXPECT_TRUE(plans[0]->identity.fallback());
+  EXPECT_NE(plans[0]->identity.reason.find("planner hang had not finished within the round timeout"), std::string::npos)
+      << plans[0]->identity.reason;
   // The hung planner is dropped: the next round plans with taot while it still hangs.
   EXPECT_EQ(rounds->planner().name, "taot");
   EXPECT_EQ(rounds->planner().version, 3u);
   absl::StatusOr<std::shared_ptr<const RoundPlan>> next = rounds->ReportMatrix({0, 1}, request.load);
   ASSERT_TRUE(next.ok()) << next.status();
-  EXPECT_FALSE((*next)->fallback);
+  EXPECT_FALSE((*next)->identity.fallback());
   // Its late plan, when it comes, changes nothing.
   std::move(let_go).Invoke();
   const std::vector<std::shared_ptr<const RoundPlan>> recent = rounds->RecentPlans(10);

@@ -59,10 +59,10 @@ TEST(PlanRoundsTest, EveryRankGetsTheSamePlanOnceAllRowsArrive) {
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(r->get(), first.get());  // planned once, shared
   }
-  EXPECT_FALSE(first->fallback);
+  EXPECT_FALSE(first->identity.fallback());
   EXPECT_EQ(first->planner, "taot");
-  EXPECT_EQ(first->version, 1u);
-  EXPECT_EQ(first->hash, PlanHash(first->plan));
+  EXPECT_EQ(first->identity.version, 1u);
+  EXPECT_EQ(first->identity.hash, PlanHash(first->plan));
   // The same plan taot makes on the matrix directly.
   auto planner = PlannerRegistry::BuiltIn().Create("taot");
   absl::StatusOr<ScoredPlan> direct = RunPlanner(**planner, request);
@@ -82,9 +82,9 @@ TEST(PlanRoundsTest, MissingRowsGiveEveryoneTheSameFlaggedFallbackAtTheDeadline)
     EXPECT_EQ(r->get(), results[0]->get());
   }
   const RoundPlan& fallback = **results[0];
-  EXPECT_TRUE(fallback.fallback);
+  EXPECT_TRUE(fallback.identity.fallback());
   EXPECT_TRUE(fallback.plan.replicas.empty());
-  EXPECT_NE(fallback.reason.find("1 of 16 ranks had not reported"), std::string::npos) << fallback.reason;
+  EXPECT_NE(fallback.identity.reason.find("1 of 16 ranks had not reported"), std::string::npos) << fallback.identity.reason;
   // The late rank gets the same fallback, not a new plan.
   auto late = rounds->ReportRow({0, 0}, 15, request.load.row(15), absl::Now() + absl::Seconds(1));
   ASSERT_TRUE(late.ok());
@@ -107,7 +107,7 @@ TEST(PlanRoundsTest, CallbacksGetThePlanFromTheRowThatCompletesTheRound) {
   const std::vector<std::shared_ptr<const RoundPlan>> plans = answers.Await(15, absl::ZeroDuration());
   ASSERT_EQ(plans.size(), 15u);
   for (const auto& p : plans) EXPECT_EQ(p.get(), plans[0].get());
-  EXPECT_FALSE(plans[0]->fallback);
+  EXPECT_FALSE(plans[0]->identity.fallback());
   // A callback on a settled round is answered at once, with the same plan.
   rounds->WhenSettled(*last, answers.Callback());
   const std::vector<std::shared_ptr<const RoundPlan>> all = answers.Await(16, absl::ZeroDuration());
@@ -127,8 +127,8 @@ TEST(PlanRoundsTest, TheTimerAnswersCallbacksOfARoundLeftShortAtItsDeadline) {
   const std::vector<std::shared_ptr<const RoundPlan>> plans = answers.Await(14, absl::Seconds(10));
   ASSERT_EQ(plans.size(), 14u);
   for (const auto& p : plans) EXPECT_EQ(p.get(), plans[0].get());
-  EXPECT_TRUE(plans[0]->fallback);
-  EXPECT_NE(plans[0]->reason.find("2 of 16 ranks had not reported"), std::string::npos) << plans[0]->reason;
+  EXPECT_TRUE(plans[0]->identity.fallback());
+  EXPECT_NE(plans[0]->identity.reason.find("2 of 16 ranks had not reported"), std::string::npos) << plans[0]->identity.reason;
   // A rank arriving late waits for nothing and gets the same fallback.
   auto late = rounds->ReportRow({2, 1}, 15, request.load.row(15), absl::Now() + absl::Seconds(1));
   ASSERT_TRUE(late.ok()) << late.status();
@@ -145,8 +145,8 @@ TEST(PlanRoundsTest, StoppingAnswersEveryCallbackStillWaiting) {
   rounds.reset();
   const std::vector<std::shared_ptr<const RoundPlan>> plans = answers.Await(1, absl::ZeroDuration());
   ASSERT_EQ(plans.size(), 1u);
-  EXPECT_TRUE(plans[0]->fallback);
-  EXPECT_EQ(plans[0]->reason, "the daemon is stopping");
+  EXPECT_TRUE(plans[0]->identity.fallback());
+  EXPECT_EQ(plans[0]->identity.reason, "the daemon is stopping");
 }
 
 TEST(PlanRoundsTest, BadInputIsRefusedByNameAndChangesNothing) {
@@ -173,7 +173,7 @@ TEST(PlanRoundsTest, BadInputIsRefusedByNameAndChangesNothing) {
   // Nothing was counted: the round completes with the 16 good rows and plans normally.
   const auto results = ReportAll(*rounds, {0, 0}, request.load, AllRanks(16));
   ASSERT_TRUE(results[0].ok()) << results[0].status();
-  EXPECT_FALSE((*results[0])->fallback);
+  EXPECT_FALSE((*results[0])->identity.fallback());
 }
 
 TEST(PlanRoundsTest, ARetryIsFineButADifferentRowIsRefused) {
@@ -194,7 +194,7 @@ TEST(PlanRoundsTest, ARetryIsFineButADifferentRowIsRefused) {
   const auto results = ReportAll(*rounds, {1, 2}, request.load, AllRanks(16));
   for (const auto& r : results) {
     ASSERT_TRUE(r.ok()) << r.status();
-    EXPECT_FALSE((*r)->fallback);
+    EXPECT_FALSE((*r)->identity.fallback());
   }
 }
 
@@ -234,13 +234,13 @@ TEST(PlanRoundsTest, SwappingThePlannerTakesEffectForTheNextRoundAndAFailedSwapK
   auto first = rounds->ReportMatrix({0, 0}, request.load);
   ASSERT_TRUE(first.ok());
   EXPECT_EQ((*first)->planner, "taot");
-  EXPECT_EQ((*first)->version, 1u);
+  EXPECT_EQ((*first)->identity.version, 1u);
   ASSERT_TRUE(rounds->SetPlanner("echo", {}).ok());
   auto second = rounds->ReportMatrix({0, 1}, request.load);
   ASSERT_TRUE(second.ok());
   EXPECT_EQ((*second)->planner, "echo");
-  EXPECT_EQ((*second)->version, 2u);
-  EXPECT_NE((*second)->hash, (*first)->hash);
+  EXPECT_EQ((*second)->identity.version, 2u);
+  EXPECT_NE((*second)->identity.hash, (*first)->identity.hash);
   const auto recent = rounds->RecentPlans(10);
   ASSERT_EQ(recent.size(), 2u);
   EXPECT_EQ(recent[0]->planner, "echo");
@@ -257,7 +257,7 @@ TEST(PlanRoundsTest, PlannedRoundsFeedTheNextStepsPrefetchesOnceTheFeedIsOn) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_EQ(got.size(), 1u);  // by the call that planned the round, before it returned
   EXPECT_EQ(got[0]->key, (RoundKey{7, 2}));
-  EXPECT_EQ(got[0]->version, (*plan)->version);
+  EXPECT_EQ(got[0]->identity.version, (*plan)->identity.version);
   EXPECT_EQ(got[0]->sequence, 1u);
 }
 

@@ -4,11 +4,15 @@
 
 #include <gtest/gtest.h>
 
+#include <numeric>
 #include <thread>
 
 #include "taot/planner/plan_hash.h"
 #include "taot/planner/run_planner.h"
 #include "taot/sim/case_generator.h"
+#include "taot/wire/load_wire.h"
+#include "taot/wire/plan_wire.h"
+#include "taot/wire/scorecard_wire.h"
 
 namespace taot::server {
 namespace {
@@ -56,7 +60,7 @@ class PlannerServiceTest : public ::testing::Test {
     r.set_rank(rank);
     r.set_step(step);
     r.set_layer(layer);
-    for (int64_t n : request_.load.row(rank)) r.add_counts(n);
+    wire::RowToProto(request_.load.row(rank), *r.mutable_counts());
     return r;
   }
 
@@ -66,9 +70,7 @@ class PlannerServiceTest : public ::testing::Test {
     m.set_job_id("job-1");
     m.set_step(step);
     m.set_layer(layer);
-    m.set_ranks(8);
-    m.set_experts(32);
-    for (int64_t n : request_.load.data()) m.add_counts(n);
+    wire::MatrixToProto(request_.load, m);
     return m;
   }
 
@@ -101,13 +103,17 @@ TEST_F(PlannerServiceTest, EveryRankGetsTheSamePlanVersionAndHash) {
     EXPECT_EQ(plans[r].layer(), 3);
     EXPECT_FALSE(plans[r].fallback());
   }
-  // The hash is the plan's own: recompute it from the message.
-  Plan plan;
-  for (const auto& m : plans[0].replicas()) plan.replicas.push_back({m.expert(), m.rank()});
-  for (const auto& m : plans[0].assignments()) plan.assignments.push_back({m.source(), m.expert(), m.rank(), m.tokens()});
-  EXPECT_EQ(PlanHash(plan), plans[0].hash());
-  EXPECT_FALSE(plan.replicas.empty());
+  // The hash is the plan's own: decoding recomputes it from the message.
+  absl::StatusOr<Plan> plan = wire::PlanFromProto(plans[0]);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(plan->replicas.empty());
   EXPECT_LT(plans[0].stats().imbalance_after_pct(), plans[0].stats().imbalance_before_pct());
+  // The whole scorecard came along: every token is counted where it is computed.
+  absl::StatusOr<Scorecard> score = wire::ScorecardFromProto(plans[0].stats());
+  ASSERT_TRUE(score.ok()) << score.status();
+  EXPECT_EQ(score->target_imbalance_pct, kDefaultTargetImbalancePct);
+  EXPECT_EQ(score->tokens_local + score->tokens_intra_node + score->tokens_inter_node,
+            std::accumulate(request_.load.data().begin(), request_.load.data().end(), int64_t{0}));
 }
 
 TEST_F(PlannerServiceTest, AMissingRankMakesAFlaggedFallbackForEveryoneElse) {
@@ -224,13 +230,9 @@ TEST_F(PlannerServiceTest, StreamsCarryEveryLayerOfAMicrobatchInOneMessage) {
         plans[r].insert(plans[r].end(), response.plans().begin(), response.plans().end());
         // The plans went out as shared bytes behind hand-made framing: they arrive whole.
         for (const taot::v1::Plan& plan : response.plans()) {
-          Plan parsed;
-          for (const auto& m : plan.replicas()) parsed.replicas.push_back({m.expert(), m.rank()});
-          for (const auto& m : plan.assignments()) {
-            parsed.assignments.push_back({m.source(), m.expert(), m.rank(), m.tokens()});
-          }
-          EXPECT_EQ(PlanHash(parsed), plan.hash());
-          EXPECT_FALSE(parsed.replicas.empty());
+          absl::StatusOr<Plan> parsed = wire::PlanFromProto(plan);
+          ASSERT_TRUE(parsed.ok()) << parsed.status();
+          EXPECT_FALSE(parsed->replicas.empty());
         }
       }
       stream->WritesDone();

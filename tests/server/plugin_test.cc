@@ -148,7 +148,7 @@ TEST(PluginTest, AJobSwapsToAPluginByNameAndKeepsItsPlannerOnAnUnknownOne) {
   auto plan = (*job->Rounds())->ReportMatrix({0, 0}, Skewed().load);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ((*plan)->planner, "greedy");
-  EXPECT_FALSE((*plan)->fallback);
+  EXPECT_FALSE((*plan)->identity.fallback());
 }
 
 TEST(PluginTest, APluginThatPlansWronglyLaterIsDroppedForThePreviousPlanner) {
@@ -161,12 +161,12 @@ TEST(PluginTest, APluginThatPlansWronglyLaterIsDroppedForThePreviousPlanner) {
   EXPECT_EQ(observer.name(), "sly");
   auto first = rounds.ReportMatrix({0, 0}, Skewed().load);
   ASSERT_TRUE(first.ok());
-  EXPECT_TRUE((*first)->fallback);
-  EXPECT_NE((*first)->reason.find("back to planner taot"), std::string::npos) << (*first)->reason;
+  EXPECT_TRUE((*first)->identity.fallback());
+  EXPECT_NE((*first)->identity.reason.find("back to planner taot"), std::string::npos) << (*first)->identity.reason;
   auto second = rounds.ReportMatrix({0, 1}, Skewed().load);
   ASSERT_TRUE(second.ok());
   EXPECT_EQ((*second)->planner, "taot");
-  EXPECT_FALSE((*second)->fallback);
+  EXPECT_FALSE((*second)->identity.fallback());
   EXPECT_EQ(job->Status().planner, "taot");
   EXPECT_EQ(observer.name(), "taot");  // the metrics' active planner follows
 }

@@ -105,8 +105,9 @@ TEST(PrefetchFeedTest, PlacePublishesTheNextStepsReplicasAtTargetZero) {
   ASSERT_FALSE(expected.replicas.empty());
   EXPECT_EQ(got[0]->key, (RoundKey{10, 3}));
   EXPECT_EQ(got[0]->replicas, expected.replicas);
-  EXPECT_EQ(got[0]->hash, PlanHash(Plan{expected.replicas, {}, false, std::nullopt}));
-  EXPECT_EQ(got[0]->version, 4u);
+  EXPECT_EQ(got[0]->identity.hash, PlanHash(Plan{expected.replicas, {}, false, std::nullopt}));
+  EXPECT_EQ(got[0]->identity.version, 4u);
+  EXPECT_EQ(got[0]->identity.provenance, Provenance::kPushedReplicas);
   EXPECT_EQ(got[0]->sequence, 1u);
 }
 

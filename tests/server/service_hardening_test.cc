@@ -239,7 +239,7 @@ TEST_F(ServiceHardeningTest, AStreamMessageCarriesEachLayerOnceAndAtMostTheLimit
     EXPECT_TRUE(statuses[r].ok()) << statuses[r].error_message();
     EXPECT_EQ(plans[r], 2);
   }
-  for (const auto& plan : job_->Status().recent) EXPECT_FALSE(plan->fallback) << plan->reason;
+  for (const auto& plan : job_->Status().recent) EXPECT_FALSE(plan->identity.fallback()) << plan->identity.reason;
 }
 
 TEST_F(ServiceHardeningTest, AMatrixWhoseDeclaredShapeDisagreesIsRefused) {

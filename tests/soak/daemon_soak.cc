@@ -43,6 +43,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "taot/v1/planner.grpc.pb.h"
+#include "taot/wire/load_wire.h"
 
 extern char** environ;
 
@@ -254,7 +255,7 @@ class Soak {
     request.set_rank(r);
     request.set_step(i / a_.layers);
     request.set_layer(i % a_.layers);
-    request.mutable_counts()->Add(row.begin(), row.end());
+    taot::wire::RowToProto(row, *request.mutable_counts());
     const bool cancel = step.fault == Fault::kCancellingRank && step.rank == r;
     const absl::Duration deadline = cancel ? absl::Milliseconds(1) : absl::Seconds(5);
     Seen& seen = seen_[static_cast<size_t>(i)][static_cast<size_t>(r)];

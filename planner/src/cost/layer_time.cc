@@ -85,10 +85,10 @@ LinkBytes DispatchBytes(const PlanRequest& request, const ModelSpec& model,
     for (int d = 0; d < R; ++d) picks += row[d];
     if (picks <= 0) continue;
     const double tokens = picks / model.top_k;
-    const std::vector<int>& own = topo.ranks_of_node(topo.node_of(s));
+    std::span<const int> own = topo.ranks_of_node(topo.node_of(s));
     const size_t local = static_cast<size_t>(std::find(own.begin(), own.end(), s) - own.begin());
     for (int n = 0; n < topo.nodes(); ++n) {
-      const std::vector<int>& members = topo.ranks_of_node(n);
+      std::span<const int> members = topo.ranks_of_node(n);
       if (n == topo.node_of(s)) {
         for (int d : members) {
           if (d == s) continue;

@@ -70,7 +70,7 @@ class Copies {
   std::vector<int> free_slots_;
 };
 
-int64_t LoadOf(const std::vector<int64_t>& rank_load, const std::vector<int>& ranks) {
+int64_t LoadOf(const std::vector<int64_t>& rank_load, std::span<const int> ranks) {
   int64_t sum = 0;
   for (int r : ranks) sum += rank_load[r];
   return sum;
@@ -78,7 +78,7 @@ int64_t LoadOf(const std::vector<int64_t>& rank_load, const std::vector<int>& ra
 
 // The least-loaded rank of `ranks` that can host e, or -1.
 int LightestHost(const Copies& copies, const std::vector<int64_t>& load,
-                 const std::vector<int>& ranks, int e) {
+                 std::span<const int> ranks, int e) {
   int best = -1;
   for (int r : ranks) {
     if (copies.CanHost(e, r) && (best < 0 || load[r] < load[best])) best = r;
@@ -88,8 +88,8 @@ int LightestHost(const Copies& copies, const std::vector<int64_t>& load,
 
 // The expert homed in `ranks` with the heaviest load per copy that some rank of `targets`
 // can host; -1 if none.
-int HeaviestMovable(const Copies& copies, const PlanRequest& request, const std::vector<int>& ranks,
-                    const std::vector<int>& targets, const std::vector<int64_t>& load) {
+int HeaviestMovable(const Copies& copies, const PlanRequest& request, std::span<const int> ranks,
+                    std::span<const int> targets, const std::vector<int64_t>& load) {
   int best = -1;
   for (int r : ranks) {
     for (int e = r * request.experts_per_rank(); e < (r + 1) * request.experts_per_rank(); ++e) {
@@ -131,7 +131,7 @@ void BalanceNodes(const PlanRequest& request, Copies& copies) {
   }
 }
 
-void BalanceInsideNode(const PlanRequest& request, const std::vector<int>& ranks, Copies& copies) {
+void BalanceInsideNode(const PlanRequest& request, std::span<const int> ranks, Copies& copies) {
   while (true) {
     const std::vector<int64_t> load = copies.RankLoads();
     const int e = HeaviestMovable(copies, request, ranks, ranks, load);

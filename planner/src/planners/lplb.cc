@@ -38,7 +38,7 @@ int TorusRows(int nodes) {
 // The graph neighbours of `rank`, in slot order (see the file comment).
 std::vector<int> Neighbours(const Topology& topo, int rank) {
   const int node = topo.node_of(rank);
-  const std::vector<int>& local = topo.ranks_of_node(node);
+  std::span<const int> local = topo.ranks_of_node(node);
   const int index = static_cast<int>(std::find(local.begin(), local.end(), rank) - local.begin());
   auto cube = [&](int dim) {
     const int other = index ^ (1 << dim);
@@ -53,7 +53,7 @@ std::vector<int> Neighbours(const Topology& topo, int rank) {
     if (nodes < 4) return -1;
     const int other_node = ((y + dy + rows) % rows) * cols + (x + dx + cols) % cols;
     if (other_node == node) return -1;
-    const std::vector<int>& there = topo.ranks_of_node(other_node);
+    std::span<const int> there = topo.ranks_of_node(other_node);
     return index < static_cast<int>(there.size()) ? there[index] : -1;
   };
   std::vector<int> out;

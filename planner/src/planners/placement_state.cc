@@ -94,7 +94,7 @@ int PlacementState::BestFitBin(int h, int e, int64_t want, Scope scope) const {
     const double cost = PieceCost(h, e, c);
     return std::make_tuple(!fits, fits ? cost : 0.0, fits ? v_.spare[c] : -v_.spare[c], cost);
   };
-  const std::vector<int>& candidates =
+  const std::span<const int> candidates =
       scope == Scope::kSameNode ? topology_->ranks_of_node(topology_->node_of(h)) : topology_->all_ranks();
   int best = -1;
   for (int c : candidates) {

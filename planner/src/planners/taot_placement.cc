@@ -239,7 +239,7 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces) {
     }
     // Handoffs leave receivers over the cap in nodes that may already be done: their turn again.
     for (int node : nodes) {
-      const std::vector<int>& ranks = s.topology().ranks_of_node(node);
+      std::span<const int> ranks = s.topology().ranks_of_node(node);
       if (std::any_of(ranks.begin(), ranks.end(), [&](int r) { return s.surplus(r) > 0; })) CoverNode(node);
     }
     for (int h = 0; h < s.ranks(); ++h) {

@@ -4,21 +4,15 @@
 // correct; they all reach the same verdict from the same gathered values.
 #pragma once
 
-#include <cstdint>
-
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "taot/client/transport.h"
+#include "taot/planner/plan_identity.h"
 
 namespace taot::client {
 
-struct PlanFingerprint {
-  uint64_t version = 0;
-  uint64_t hash = 0;
-  bool operator==(const PlanFingerprint&) const = default;
-};
-
-// True when every rank passed the same fingerprint. Errors are the transport's (a peer gone).
-absl::StatusOr<bool> AllHoldTheSamePlan(Transport& transport, PlanFingerprint mine, absl::Duration timeout);
+// True when every rank passed the same plan (PlanIdentity::SamePlanAs: version and hash). Errors
+// are the transport's (a peer gone).
+absl::StatusOr<bool> AllHoldTheSamePlan(Transport& transport, const PlanIdentity& mine, absl::Duration timeout);
 
 }  // namespace taot::client

@@ -28,6 +28,7 @@
 #include "taot/client/agreement.h"
 #include "taot/client/transport.h"
 #include "taot/planner/plan.h"
+#include "taot/planner/plan_identity.h"
 #include "taot/planner/registry.h"
 
 namespace taot::client {
@@ -83,11 +84,10 @@ struct ClientOptions {
 // The plan for one layer, the same on every rank.
 struct LayerPlan {
   Plan plan;
-  PlanFingerprint fingerprint;
-  // Where it came from: "daemon", "placement", "local", or "none" (the ranks disagreed, or the
-  // daemon's own fallback).
-  std::string source;
-  std::string reason;  // why "none", or why local planning stood in for the daemon
+  // The version and hash every rank checked; where the plan came from (kNoReplication when the
+  // ranks disagreed, or for the daemon's own fallback); the reason for no replication, or why
+  // local planning stood in for the daemon.
+  PlanIdentity identity;
   // This rank's time to get its plan (the daemon's round, or the gather and local plan, or the
   // gather and split) and to check the ranks agree on it.
   absl::Duration plan_time;

@@ -48,9 +48,11 @@ class Topology {
   bool same_node(int a, int b) const { return node_of_rank_[a] == node_of_rank_[b]; }
   const std::vector<int>& node_of_rank() const { return node_of_rank_; }
   // Ranks of node n in increasing order.
-  const std::vector<int>& ranks_of_node(int n) const { return ranks_of_node_[n]; }
+  std::span<const int> ranks_of_node(int n) const {
+    return std::span<const int>(ranks_by_node_).subspan(node_start_[n], node_start_[n + 1] - node_start_[n]);
+  }
   // 0, 1, ..., ranks() - 1.
-  const std::vector<int>& all_ranks() const { return all_ranks_; }
+  std::span<const int> all_ranks() const { return all_ranks_; }
 
   // Cost of moving one expert's weights from rank `from` to rank `to`.
   double cost(int from, int to) const { return cost_[static_cast<size_t>(from) * ranks() + to]; }
@@ -64,8 +66,11 @@ class Topology {
  private:
   void Finish();
 
+  // Flat arrays only (a device planner reads them as they are): the ranks of node n are
+  // ranks_by_node_[node_start_[n], node_start_[n + 1]); the costs are row-major R x R.
   std::vector<int> node_of_rank_;
-  std::vector<std::vector<int>> ranks_of_node_;
+  std::vector<int> ranks_by_node_;
+  std::vector<int> node_start_;
   std::vector<int> all_ranks_;
   std::vector<double> cost_;
   int nodes_ = 0;

@@ -23,6 +23,7 @@
 #include "absl/time/time.h"
 #include "taot/planner/load_matrix.h"
 #include "taot/planner/plan.h"
+#include "taot/planner/plan_identity.h"
 #include "taot/planner/plan_request.h"
 #include "taot/planner/problem.h"
 #include "taot/planner/registry.h"
@@ -38,13 +39,11 @@ struct RoundPlan {
   RoundKey key;
   Plan plan;  // canonical
   Scorecard score;
-  uint64_t hash = 0;     // PlanHash(plan)
-  uint64_t version = 0;  // the planner configuration that made it (SetPlanner counts up)
-  std::string planner;   // its name
-  // No replication because rows were missing at the deadline, or the planner failed; `reason`
-  // says which.
-  bool fallback = false;
-  std::string reason;
+  // kDaemonRound, its version the planner configuration's (SetPlanner counts up); or
+  // kNoReplication (version 0) because rows were missing at the deadline or the planner failed,
+  // the reason saying which.
+  PlanIdentity identity;
+  std::string planner;  // its name ("none" for the fallback)
   // The plan's wire form, made once by the first caller of Wire and shared by every rank's
   // answer: R ranks get the same bytes without R encodings.
   const std::string& Wire(const std::function<std::string(const RoundPlan&)>& encode) const {

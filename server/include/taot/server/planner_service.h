@@ -1,7 +1,7 @@
 // The gRPC services of taot-planner: taot.v1.Planner (ranks register and plan) and taot.v1.Admin
 // (status, planner swaps, dry runs). They turn requests into Job calls and results into
-// messages; absl errors become gRPC statuses with the same code and message, so bad input reads
-// the same on either side.
+// messages, every domain type through the wire layer (taot/wire); absl errors become gRPC
+// statuses with the same code and message, so bad input reads the same on either side.
 //
 // Every RPC uses gRPC's callback API with raw messages: a rank waiting for its round, or
 // watching for prefetches, holds no thread; a round's plan is encoded once and the same bytes go
@@ -90,7 +90,8 @@ class AdminService final : public AdminServiceBase {
 // The gRPC status for an absl one: same code, same message.
 grpc::Status ToGrpc(const absl::Status& status);
 
-// A round's result as the wire message; `with_lists` false leaves out replicas and assignments.
+// A round's result as the wire message (its plan, identity and scorecard by the wire layer);
+// `with_lists` false leaves out replicas and assignments.
 void ToProto(const RoundPlan& plan, taot::v1::Plan& out, bool with_lists = true);
 
 // ToProto, serialized: a taot.v1.Plan's bytes (RoundPlan::Wire's encoder).

@@ -14,6 +14,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "taot/planner/plan.h"
+#include "taot/planner/plan_identity.h"
 #include "taot/planner/plan_request.h"
 #include "taot/server/planner_slots.h"
 #include "taot/server/round_key.h"
@@ -24,8 +25,9 @@ namespace taot::server {
 struct Prefetch {
   RoundKey key;  // the round it is for
   std::vector<Replica> replicas;
-  uint64_t hash = 0;  // PlanHash of a plan with these replicas and no assignments
-  uint64_t version = 0;
+  // kPushedReplicas, the planner configuration's version; the hash is PlanHash of a plan with
+  // these replicas and no assignments.
+  PlanIdentity identity;
   uint64_t sequence = 0;  // counts up from 1 over everything published
 };
 

@@ -56,12 +56,12 @@ void MatchOnTree(const Topology& topology, std::span<int64_t> supply, std::span<
     const int node = topology.node_of(*run);
     auto run_end = run;
     while (run_end != demand_ranks.end() && topology.node_of(*run_end) == node) ++run_end;
-    const std::vector<int>& local = topology.ranks_of_node(node);
+    std::span<const int> local = topology.ranks_of_node(node);
     match(local.begin(), local.end(), run, run_end);
     run = run_end;
   }
   if (sink >= 0) demand[sink] = 0;
-  const std::vector<int>& all = topology.all_ranks();
+  std::span<const int> all = topology.all_ranks();
   match(all.begin(), all.end(), demand_ranks.begin(), demand_ranks.end());
 }
 
