@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The main job: builds taot, starts taot-planner for a 16-rank job on two simulated nodes,
-# drives it with 16 simulated ranks (real gRPC clients replaying a drifting, bursty workload,
-# printing each layer's imbalance before and after and the cross-node traffic as plans come
-# back), plans one generated case through the daemon with taotctl, shows its status, and stops
+# drives it with 16 simulated ranks (real taot clients, each reporting to the daemon over gRPC,
+# replaying a drifting, bursty workload, printing each layer's imbalance before and after and
+# the cross-node traffic as plans come back), plans one generated case through the daemon with taotctl, shows its status, and stops
 # it with SIGTERM. Extra arguments go to taot-simranks (e.g. --steps 20 --imbalance 0.7).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,11 +25,11 @@ metrics=$(sed -n 's/.*msg=metrics address=\([^ ]*\).*/\1/p' "$log")
 echo "taot-planner listening on $address (metrics on http://$metrics/metrics)"
 echo
 echo "== 16 simulated ranks on 2 nodes, remote planning per (step, layer)"
-"$bin/server/taot-simranks" --address "$address" --job-id demo --world-size 16 --experts 128 "$@"
+"$bin/tools/taot-simranks/taot-simranks" --address "$address" --job-id demo --world-size 16 --experts 128 "$@"
 echo
 echo "== one generated EP16 case planned through the daemon (taotctl plan)"
-"$bin/planner/cli/taot" gen --ranks 16 --experts 128 --imbalance 0.7 --seed 7 -o "$work/case.json"
-"$bin/server/taotctl" --address "$address" plan "$work/case.json"
+"$bin/tools/taot/taot" gen --ranks 16 --experts 128 --imbalance 0.7 --seed 7 -o "$work/case.json"
+"$bin/tools/taotctl/taotctl" --address "$address" plan "$work/case.json"
 echo
 echo "== taotctl status"
-"$bin/server/taotctl" --address "$address" status
+"$bin/tools/taotctl/taotctl" --address "$address" status

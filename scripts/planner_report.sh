@@ -6,5 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/build.sh >/dev/null
 out="${TAOT_BUILD_DIR:-build}/frontier"
-/usr/bin/python3 tests/bench/frontier.py run --taot "${TAOT_BUILD_DIR:-build}/planner/cli/taot" --out "$out" "$@"
+/usr/bin/python3 tests/bench/frontier.py run --taot "${TAOT_BUILD_DIR:-build}/tools/taot/taot" --out "$out" "$@"
 /usr/bin/python3 tests/bench/frontier.py report --out "$out" --doc docs/planners.md --plot docs/img/frontier.png

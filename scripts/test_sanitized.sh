@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# CI's sanitizer row: the planner, trace, server, client and kernel tests (GoogleTest, in process) built
-# with AddressSanitizer, UndefinedBehaviorSanitizer and libstdc++'s assertions (TAOT_SANITIZE) into
-# ./build-asan (or $TAOT_ASAN_BUILD_DIR), run with ctest. The Python tests stay in the plain build:
-# an instrumented extension module would need the sanitizer runtime preloaded into Python.
+# CI's sanitizer row: the planner, simulator, server, client, kernel and tools tests (GoogleTest,
+# in process) built with AddressSanitizer, UndefinedBehaviorSanitizer and libstdc++'s assertions
+# (TAOT_SANITIZE) into ./build-asan (or $TAOT_ASAN_BUILD_DIR), run with ctest. The Python tests
+# stay in the plain build: an instrumented extension module would need the sanitizer runtime
+# preloaded into Python.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${TAOT_ASAN_BUILD_DIR:-build-asan}"
 # ccache hits across clones, as in scripts/build.sh.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
-targets=(taot_unit_tests taot_sim_tests taot_kernels_cpu_tests taot_server_tests taot_service_tests taot_service_hardening_tests
-         taot_plugin_tests taot_daemon_config_tests taot_client_tests taot_client_mode_tests taot_c_api_test)
+targets=(taot_unit_tests taot_sim_tests taot_kernels_cpu_tests taot_server_tests taot_service_tests
+         taot_service_hardening_tests taot_plugin_tests taot_daemon_config_tests taot_client_tests
+         taot_client_mode_tests taot_c_api_test taot_tools_tests)
 if [ ! -f "$build/build.ninja" ]; then
   # -O1 keeps the instrumented build and its tests quick; frame pointers keep the reports readable.
   cmake -S . -B "$build" -G Ninja -DTAOT_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -1,4 +1,4 @@
-#include "json_fields.h"
+#include "taot/planner/json_fields.h"
 
 #include <algorithm>
 #include <utility>

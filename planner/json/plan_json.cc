@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "json_fields.h"
+#include "taot/planner/json_fields.h"
 
 namespace taot {
 namespace {

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "taot/planner/hardware_fields.h"
 #include "taot/planner/registry.h"
 #include "taot/sim/sequence_workload.h"
 #include "taot/sim/simulator.h"
@@ -32,22 +33,19 @@ struct PlannerSpec {
 };
 
 PlannerParams HardwareParams(const Scenario& sc) {
-  const ClusterSpec& c = sc.cluster;
-  const ModelSpec& m = sc.model;
-  auto num = [](double v) { return absl::StrFormat("%.17g", v); };
-  return {{"target_imbalance_pct", "auto"}, {"cluster", sc.cluster_name},
-          {"model", m.name},                {"gemm_tflops", num(c.gemm_tflops)},
-          {"hbm_gbps", num(c.hbm_gbps)},    {"nvlink_gbps", num(c.nvlink_gbps)},
-          {"ib_gbps", num(c.ib_gbps)},      {"nvlink_latency_us", num(c.nvlink_latency_us)},
-          {"ib_latency_us", num(c.ib_latency_us)}, {"gemm_launch_us", num(c.gemm_launch_us)},
-          {"nics_per_gpu", absl::StrCat(c.nics_per_gpu)}, {"hidden", absl::StrCat(m.hidden)},
-          {"expert_ffn", absl::StrCat(m.expert_ffn)}, {"top_k", absl::StrCat(m.top_k)},
-          {"dtype_bytes", absl::StrCat(m.dtype_bytes)}, {"microbatches", absl::StrCat(sc.workload.microbatches)}};
+  PlannerParams params = HardwareFieldParams(sc.cluster, sc.model);
+  params.insert({{"target_imbalance_pct", "auto"},
+                 {"cluster", sc.cluster_name},
+                 {"model", sc.model.name},
+                 {"microbatches", absl::StrCat(sc.workload.microbatches)}});
+  return params;
 }
 
-std::vector<PlannerSpec> AllPlanners() {
+// Every planner of the registry, in its order (the built-ins: taot first, none last), each with
+// its default parameters.
+std::vector<PlannerSpec> AllPlanners(const PlannerRegistry& registry) {
   std::vector<PlannerSpec> out;
-  for (const char* name : {"taot", "taot-paper", "echo", "llep", "eplb", "lplb", "none"}) out.push_back({name, name, {}});
+  for (const std::string& name : registry.names()) out.push_back({name, name, {}});
   return out;
 }
 
@@ -103,6 +101,7 @@ struct Context {
   std::string name;
   Scenario base;
 
+  const PlannerRegistry& registry() const { return *options.planners; }
   std::string Path(const char* ext) const { return (std::filesystem::path(options.out_dir) / (name + ext)).string(); }
   std::string Command() const {
     std::string cmd = absl::StrCat("taot-sim run ", name, " --out ", options.out_dir);
@@ -129,8 +128,8 @@ Scenario BaseScenario(const ExperimentOptions& options) {
 using Results = std::vector<std::pair<PlannerSpec, SimResult>>;
 
 // Every planner on one scenario's workload (generated once, identical for all).
-absl::StatusOr<Results> RunPoint(Scenario sc, const std::vector<PlannerSpec>& planners, const std::string& label,
-                                 Progress& progress) {
+absl::StatusOr<Results> RunPoint(const PlannerRegistry& registry, Scenario sc, const std::vector<PlannerSpec>& planners,
+                                 const std::string& label, Progress& progress) {
   sc.workload.layers = std::min(sc.workload.layers, sc.model.moe_layers);
   if (absl::Status s = ValidateScenario(sc); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<SequenceWorkload>> generated = SequenceWorkload::Create(WorkloadOptions(sc));
@@ -140,7 +139,7 @@ absl::StatusOr<Results> RunPoint(Scenario sc, const std::vector<PlannerSpec>& pl
   const std::unique_ptr<Workload> workload = Materialize(**generated);
   Results out;
   for (const PlannerSpec& spec : planners) {
-    absl::StatusOr<std::unique_ptr<Planner>> planner = PlannerRegistry::BuiltIn().Create(spec.name, spec.params);
+    absl::StatusOr<std::unique_ptr<Planner>> planner = registry.Create(spec.name, spec.params);
     if (!planner.ok()) return planner.status();
     Scenario planner_sc = sc;
     planner_sc.reuse_chosen_target = spec.reuse_chosen_target;
@@ -216,7 +215,7 @@ absl::Status StepSweep(Context ctx, const char* column, const std::vector<T>& va
   std::vector<std::string> header = {column, "planner"};
   header.insert(header.end(), kStepColumns.begin(), kStepColumns.end());
   Csv csv(header);
-  const std::vector<PlannerSpec> planners = AllPlanners();
+  const std::vector<PlannerSpec> planners = AllPlanners(ctx.registry());
   Progress progress(ctx.name, static_cast<int>(values.size() * planners.size()), ctx.options.progress);
   // Bursts add heat on top of the calibrated imbalance; without them the swept imbalance is the
   // one the planners meet (modes and frontier keep them).
@@ -224,7 +223,7 @@ absl::Status StepSweep(Context ctx, const char* column, const std::vector<T>& va
   for (T v : values) {
     Scenario sc = ctx.base;
     apply(sc, v);
-    absl::StatusOr<Results> results = RunPoint(sc, planners, absl::StrCat(column, "=", v), progress);
+    absl::StatusOr<Results> results = RunPoint(ctx.registry(), sc, planners, absl::StrCat(column, "=", v), progress);
     if (!results.ok()) return results.status();
     const SimResult& none = *Find(*results, "none");
     for (const auto& [spec, r] : *results) {
@@ -270,14 +269,14 @@ absl::Status Table1(Context ctx) {
            "paper_weighted_cost"});
   const std::vector<int> eps = {16, 32};
   const std::vector<int> initials = ctx.Pick<std::vector<int>>({10, 30, 50, 70}, {30, 70});
-  const std::vector<PlannerSpec> planners = AllPlanners();
+  const std::vector<PlannerSpec> planners = AllPlanners(ctx.registry());
   Progress progress(ctx.name, static_cast<int>(eps.size() * initials.size() * planners.size()), ctx.options.progress);
   for (int ep : eps) {
     for (int initial : initials) {
       Scenario sc = ctx.base;
       sc.ranks = ep;
       sc.workload.imbalance = initial / 100.0;
-      absl::StatusOr<Results> results = RunPoint(sc, planners, absl::StrCat("EP", ep, " ", initial, "%"), progress);
+      absl::StatusOr<Results> results = RunPoint(ctx.registry(), sc, planners, absl::StrCat("EP", ep, " ", initial, "%"), progress);
       if (!results.ok()) return results.status();
       const SimResult& none = *Find(*results, "none");
       for (const auto& [spec, r] : *results) {
@@ -301,15 +300,15 @@ absl::Status Table1(Context ctx) {
 absl::Status Overhead(const Context& ctx) {
   Csv csv({"ep", "planner", "plan_time_us", "forward_time_ms", "overhead_pct"});
   const std::vector<int> eps = ctx.Pick<std::vector<int>>({16, 32, 64, 128}, {16, 32});
-  std::vector<PlannerSpec> planners = AllPlanners();
-  planners.pop_back();  // none plans nothing
+  std::vector<PlannerSpec> planners = AllPlanners(ctx.registry());
+  std::erase_if(planners, [](const PlannerSpec& p) { return p.name == "none"; });  // it plans nothing
   planners.push_back(AutoPlanner(ctx.base));
   Progress progress(ctx.name, static_cast<int>(eps.size() * planners.size()), ctx.options.progress);
   for (int ep : eps) {
     Scenario sc = ctx.base;
     sc.ranks = ep;
     planners.back() = AutoPlanner(sc);
-    absl::StatusOr<Results> results = RunPoint(sc, planners, absl::StrCat("EP", ep), progress);
+    absl::StatusOr<Results> results = RunPoint(ctx.registry(), sc, planners, absl::StrCat("EP", ep), progress);
     if (!results.ok()) return results.status();
     for (const auto& [spec, r] : *results) {
       const double layers_us = r.plan_time_us * sc.model.moe_layers;
@@ -334,7 +333,7 @@ absl::Status Modes(const Context& ctx) {
   for (int ep : eps) {
     Scenario sc = ctx.base;
     sc.ranks = ep;
-    absl::StatusOr<Results> none = RunPoint(sc, {{"none", "none", {}}}, absl::StrCat("EP", ep), progress);
+    absl::StatusOr<Results> none = RunPoint(ctx.registry(), sc, {{"none", "none", {}}}, absl::StrCat("EP", ep), progress);
     if (!none.ok()) return none.status();
     const SimResult& base = none->front().second;
     std::vector<std::string> row = {absl::StrCat(ep), "none"};
@@ -342,7 +341,7 @@ absl::Status Modes(const Context& ctx) {
     csv.Add(std::move(row));
     for (PlanningMode mode : modes) {
       sc.mode = mode;
-      absl::StatusOr<Results> r = RunPoint(sc, {{"taot", "taot", {}}}, absl::StrCat("EP", ep, " ", PlanningModeName(mode)), progress);
+      absl::StatusOr<Results> r = RunPoint(ctx.registry(), sc, {{"taot", "taot", {}}}, absl::StrCat("EP", ep, " ", PlanningModeName(mode)), progress);
       if (!r.ok()) return r.status();
       row = {absl::StrCat(ep), PlanningModeName(mode)};
       for (std::string& cell : StepCells(r->front().second, base)) row.push_back(std::move(cell));
@@ -390,7 +389,7 @@ absl::Status Frontier(const Context& ctx) {
     planners.push_back(AutoPlanner(sc));
     planners.back().label = "taot-auto-step";
     planners.back().reuse_chosen_target = true;
-    absl::StatusOr<Results> results = RunPoint(sc, planners, fc.name, progress);
+    absl::StatusOr<Results> results = RunPoint(ctx.registry(), sc, planners, fc.name, progress);
     if (!results.ok()) return results.status();
     const SimResult& none = results->front().second;
     for (size_t i = 1; i < results->size(); ++i) {
@@ -471,6 +470,11 @@ absl::Status RunExperiment(const std::string& name, const ExperimentOptions& opt
   if (!options.base.trace.empty()) {
     return absl::InvalidArgumentError(
         "workload.trace: the experiments sweep synthetic workloads; replay a trace with `taot-sim simulate`");
+  }
+  for (const char* needed : {"none", "taot"}) {
+    if (absl::Status s = options.planners->Describe(needed).status(); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("planners: the experiments need '", needed, "': ", s.message()));
+    }
   }
   std::error_code ec;
   std::filesystem::create_directories(options.out_dir, ec);

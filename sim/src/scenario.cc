@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "json_fields.h"
+#include "taot/planner/json_fields.h"
 #include "taot/planner/plan_request.h"
 
 namespace taot::sim {

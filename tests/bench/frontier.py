@@ -2,7 +2,7 @@
 """The planner evaluation behind docs/planners.md: residual imbalance against weight-transfer
 cost, `taot` at several targets beside every peer and the exact MILP optimum.
 
-  frontier.py run    --taot BUILD/planner/cli/taot --out DIR [--jobs 2] [--seeds 10] [--quick]
+  frontier.py run    --taot BUILD/tools/taot/taot --out DIR [--jobs 2] [--seeds 10] [--quick]
   frontier.py report --out DIR --doc docs/planners.md --plot docs/img/frontier.png
 
 `run` generates the cases (EP16 and EP32, E = 128, K = 2, λ = 3; initial imbalance 10..90% and

@@ -33,7 +33,7 @@ import taot_testing  # noqa: E402 (tests/taot_testing.py)
 
 SOURCE, BUILD = sys.argv[1], sys.argv[2]
 DAEMON = os.path.join(BUILD, "server", "taot-planner")
-SIMRANKS = os.path.join(BUILD, "server", "taot-simranks")
+SIMRANKS = os.path.join(BUILD, "tools", "taot-simranks", "taot-simranks")
 DASHBOARD = os.path.join(SOURCE, "deploy", "grafana", "taot-overview.json")
 RULES = os.path.join(SOURCE, "deploy", "prometheus", "rules.yaml")
 CHART = os.path.join(SOURCE, "helm", "taot")

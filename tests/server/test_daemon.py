@@ -23,8 +23,8 @@ import taot_testing  # noqa: E402 (tests/taot_testing.py)
 ROOT = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "."
 BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build"
 DAEMON = os.path.join(BUILD, "server", "taot-planner")
-CTL = os.path.join(BUILD, "server", "taotctl")
-TAOT = os.path.join(BUILD, "planner", "cli", "taot")
+CTL = os.path.join(BUILD, "tools", "taotctl", "taotctl")
+TAOT = os.path.join(BUILD, "tools", "taot", "taot")
 
 # The standard gRPC health checking protocol (grpc/grpc doc/health-checking.md), restated.
 HEALTH_PROTO = """
@@ -202,7 +202,7 @@ class DaemonTest(ProtoTest):
             self.assertRegex(out, r"taot: \d+ replicas")
             self.assertIn("cannot open", ctl("plan", "/nonexistent.json", ok=False).stderr)
             # watch prints each plan once, oldest first, as the daemon makes them.
-            ranks = subprocess.run([os.path.join(BUILD, "server", "taot-simranks"), "--address", daemon.address,
+            ranks = subprocess.run([os.path.join(BUILD, "tools", "taot-simranks", "taot-simranks"), "--address", daemon.address,
                                     "--job-id", "ctl", "--world-size", "8", "--experts", "32", "--ranks-per-node", "4",
                                     "--layers", "2", "--steps", "2"], capture_output=True, text=True, timeout=60)
             self.assertEqual(ranks.returncode, 0, ranks.stderr)

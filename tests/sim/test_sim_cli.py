@@ -15,7 +15,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from taot_testing import memory_capped  # noqa: E402
 
-SIM = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build/sim/taot-sim"
+SIM = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build/tools/taot-sim/taot-sim"
 CASE = {"topology": {"ranks": 4, "ranks_per_node": 2}, "experts": 8, "slots_per_rank": 2,
         "load": [[40, 5, 5, 5, 5, 5, 5, 5]] * 4}
 

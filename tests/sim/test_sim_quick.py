@@ -19,7 +19,7 @@ import sys
 import tempfile
 import unittest
 
-SIM = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build/sim/taot-sim"
+SIM = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build/tools/taot-sim/taot-sim"
 EXPERIMENTS = {
     "table1": ["ep", "initial_pct", "planner", "imbalance_before_pct", "imbalance_after_pct", "improvement_pp",
                "weighted_cost", "transfers_intra", "transfers_inter", "step_time_ms", "speedup",

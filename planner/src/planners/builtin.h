@@ -1,11 +1,11 @@
-// Factories of the built-in planners, for the registry.
+// Factories of the built-in planners; the list that registers them is builtin_list.h.
 #pragma once
 
 #include <memory>
 
 #include "absl/status/statusor.h"
 #include "taot/planner/planner.h"
-#include "taot/planner/registry.h"
+#include "taot/planner/planner_params.h"
 
 namespace taot::planners {
 

@@ -23,6 +23,7 @@ class Copies {
  public:
   Copies(const PlanRequest& request, const LoadSums& sums)
       : request_(request),
+        experts_per_rank_(request.experts_per_rank()),
         totals_(sums.expert_totals),
         guests_(static_cast<size_t>(request.experts())),
         free_slots_(static_cast<size_t>(request.ranks()), request.slots_per_rank()) {}
@@ -36,15 +37,16 @@ class Copies {
   }
   std::vector<int64_t> RankLoads() const {
     std::vector<int64_t> load(static_cast<size_t>(request_.ranks()), 0);
-    for (int e = 0; e < request_.experts(); ++e) {
+    const int experts = request_.experts();
+    for (int e = 0; e < experts; ++e) {
       const int64_t s = share(e);
-      load[request_.home_of(e)] += totals_[e] - s * static_cast<int64_t>(guests_[e].size());
+      load[e / experts_per_rank_] += totals_[e] - s * static_cast<int64_t>(guests_[e].size());
       for (int g : guests_[e]) load[g] += s;
     }
     return load;
   }
   bool CanHost(int e, int rank) const {
-    return free_slots_[rank] > 0 && rank != request_.home_of(e) &&
+    return free_slots_[rank] > 0 && rank != e / experts_per_rank_ &&
            std::find(guests_[e].begin(), guests_[e].end(), rank) == guests_[e].end();
   }
   void Add(int e, int rank) {
@@ -65,6 +67,7 @@ class Copies {
 
  private:
   const PlanRequest& request_;
+  const int experts_per_rank_;  // home of expert e: e / experts_per_rank_
   const std::vector<int64_t>& totals_;
   std::vector<std::vector<int>> guests_;
   std::vector<int> free_slots_;
@@ -91,8 +94,9 @@ int LightestHost(const Copies& copies, const std::vector<int64_t>& load,
 int HeaviestMovable(const Copies& copies, const PlanRequest& request, std::span<const int> ranks,
                     std::span<const int> targets, const std::vector<int64_t>& load) {
   int best = -1;
+  const int per_rank = request.experts_per_rank();
   for (int r : ranks) {
-    for (int e = r * request.experts_per_rank(); e < (r + 1) * request.experts_per_rank(); ++e) {
+    for (int e = r * per_rank; e < (r + 1) * per_rank; ++e) {
       if (LightestHost(copies, load, targets, e) < 0) continue;
       if (best < 0 || copies.per_copy(e) > copies.per_copy(best)) best = e;
     }

@@ -1,10 +1,28 @@
 #include "planners/hardware_params.h"
 
 #include <cstdint>
+#include <string>
+#include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "taot/planner/hardware_fields.h"
 
 namespace taot::planners {
+namespace {
+
+// Reads one field's override into `hw`, keeping the preset's value when the key is absent.
+void ReadField(ParamReader& reader, const HardwareField& f, Hardware& hw) {
+  const std::string key(f.key);
+  if (const auto* m = std::get_if<double ClusterSpec::*>(&f.member)) {
+    hw.cluster.**m = reader.Double(key, hw.cluster.**m, f.min, f.max);
+    return;
+  }
+  int& field = std::holds_alternative<int ClusterSpec::*>(f.member) ? hw.cluster.*std::get<int ClusterSpec::*>(f.member)
+                                                                     : hw.model.*std::get<int ModelSpec::*>(f.member);
+  field = static_cast<int>(reader.Int(key, field, static_cast<int64_t>(f.min), static_cast<int64_t>(f.max)));
+}
+
+}  // namespace
 
 absl::StatusOr<Hardware> ReadHardware(ParamReader& reader) {
   Hardware hw;
@@ -14,25 +32,7 @@ absl::StatusOr<Hardware> ReadHardware(ParamReader& reader) {
   if (!model.ok()) return absl::InvalidArgumentError(absl::StrCat("planner parameter ", model.status().message()));
   hw.cluster = *cluster;
   hw.model = *model;
-  ClusterSpec& c = hw.cluster;
-  constexpr double kBig = 1e9;
-  for (auto [key, field] : {std::pair{"gemm_tflops", &c.gemm_tflops},
-                            {"hbm_gbps", &c.hbm_gbps},
-                            {"nvlink_gbps", &c.nvlink_gbps},
-                            {"ib_gbps", &c.ib_gbps}}) {
-    *field = reader.Double(key, *field, 1e-9, kBig);
-  }
-  for (auto [key, field] : {std::pair{"nvlink_latency_us", &c.nvlink_latency_us},
-                            {"ib_latency_us", &c.ib_latency_us},
-                            {"gemm_launch_us", &c.gemm_launch_us}}) {
-    *field = reader.Double(key, *field, 0, kBig);
-  }
-  c.nics_per_gpu = static_cast<int>(reader.Int("nics_per_gpu", c.nics_per_gpu, 1, 64));
-  ModelSpec& m = hw.model;
-  for (auto [key, field] : {std::pair{"hidden", &m.hidden}, {"expert_ffn", &m.expert_ffn},
-                            {"top_k", &m.top_k}, {"dtype_bytes", &m.dtype_bytes}}) {
-    *field = static_cast<int>(reader.Int(key, *field, 1, int64_t{1} << 20));
-  }
+  for (const HardwareField& f : HardwareFields()) ReadField(reader, f, hw);
   hw.microbatches = static_cast<int>(reader.Int("microbatches", 1, 1, 1 << 20));
   return hw;
 }

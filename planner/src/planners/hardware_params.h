@@ -1,7 +1,7 @@
 // The cluster and model a planner models, read from its parameters: `cluster` and `model`
-// name presets (cluster_spec.h, model_spec.h) and any numeric field of either overrides the
-// preset by its name (e.g. nvlink_gbps=300, hidden=4096), so a scenario reaches the planner
-// through the same key=value strings as every other parameter.
+// name presets (cluster_spec.h, model_spec.h) and each field of taot/planner/hardware_fields.h
+// overrides the preset by its name (e.g. nvlink_gbps=300, hidden=4096), so a scenario reaches
+// the planner through the same key=value strings as every other parameter.
 #pragma once
 
 #include "absl/status/statusor.h"

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "taot/planner/registry.h"
+#include "taot/planner/planner_params.h"
 
 namespace taot::planners {
 

@@ -125,10 +125,11 @@ std::vector<double> TaotPaperPlanner::RankHint(const PlanRequest& request,
   std::vector<double> a(H), b(C), w(H * C);
   for (size_t i = 0; i < H; ++i) a[i] = supply[hot[i]];
   for (size_t j = 0; j < C; ++j) b[j] = demand[cold[j]];
+  const Topology& topo = request.topology();
   for (size_t i = 0; i < H; ++i) {
-    for (size_t j = 0; j < C; ++j) w[i * C + j] = request.topology().cost(hot[i], cold[j]);
+    for (size_t j = 0; j < C; ++j) w[i * C + j] = topo.cost(hot[i], cold[j]);
   }
-  std::vector<double> t = Sinkhorn(a, b, w, MaxCost(request.topology()), params_.sinkhorn_iterations);
+  std::vector<double> t = Sinkhorn(a, b, w, MaxCost(topo), params_.sinkhorn_iterations);
   for (size_t j = 0; j < C; ++j) {
     double column = 0;
     for (size_t i = 0; i < H; ++i) column += t[i * C + j];
@@ -142,6 +143,7 @@ std::vector<double> TaotPaperPlanner::RankHint(const PlanRequest& request,
 void TaotPaperPlanner::Auction(const PlanRequest& request, int expert,
                                const std::vector<Placed>& guests, Plan& plan) const {
   const Topology& topo = request.topology();
+  const std::vector<int>& node_of = topo.node_of_rank();
   const int R = request.ranks();
   const double inter_bonus = 1.0 / MaxCost(topo);
   std::vector<int64_t> left(static_cast<size_t>(R));
@@ -159,9 +161,10 @@ void TaotPaperPlanner::Auction(const PlanRequest& request, int expert,
       if (need[g] == 0) continue;
       int pick = -1;
       double value = 0;
+      const int guest_node = topo.node_of(guests[g].rank);
       for (int s = 0; s < R; ++s) {
         if (left[s] == 0) continue;
-        const double v = (topo.same_node(s, guests[g].rank) ? 1.0 : inter_bonus) - price[s];
+        const double v = (node_of[s] == guest_node ? 1.0 : inter_bonus) - price[s];
         if (pick < 0 || v > value) {
           pick = s;
           value = v;
@@ -241,16 +244,17 @@ absl::StatusOr<Plan> TaotPaperPlanner::MakePlan(const PlanRequest& request) {
   std::vector<int> slots_used(static_cast<size_t>(R), 0);
   std::vector<char> holds(static_cast<size_t>(request.experts()) * R, 0);
   std::vector<Placed> placed;
+  const int experts = request.experts();
   for (int round = 0; round < request.slots_per_rank(); ++round) {
     const std::vector<int> holder = ColumnFirstRound(request, hot, cold, spill, spare, slots_used, holds,
                                                      [&](int e, int c) {
-                                                       const int h = request.home_of(e);
+                                                       const int h = e / per_rank;
                                                        return std::min(spill[e], spare[c]) +
                                                               alpha * Bonus(topo, h, c) +
                                                               params_.hint_weight * alpha *
                                                                   hint_fraction[static_cast<size_t>(h) * R + c];
                                                      });
-    for (int e = 0; e < request.experts(); ++e) {
+    for (int e = 0; e < experts; ++e) {
       const int c = holder[e];
       if (c < 0) continue;
       const auto tokens = static_cast<int64_t>(std::floor(std::min(spill[e], spare[c])));

@@ -7,7 +7,8 @@
 
 namespace taot {
 
-// Achieved (not peak) figures, per GPU.
+// Achieved (not peak) figures, per GPU. Those a planner parameter may override are listed once
+// in taot/planner/hardware_fields.h.
 struct ClusterSpec {
   int gpus_per_node = 8;
   // Dense bf16 GEMM throughput an expert FFN achieves, TFLOP/s (H100/H800: 600-700).

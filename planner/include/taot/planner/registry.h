@@ -2,7 +2,6 @@
 #pragma once
 
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -10,12 +9,9 @@
 
 #include "absl/status/statusor.h"
 #include "taot/planner/planner.h"
+#include "taot/planner/planner_params.h"
 
 namespace taot {
-
-// Planner parameters as key=value strings (from a flag, a config file or an RPC); each planner
-// parses its own and rejects unknown keys and bad values with an error naming the key.
-using PlannerParams = std::map<std::string, std::string>;
 
 struct PlannerInfo {
   std::string name;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "taot/planner/registry.h"
 #include "taot/sim/scenario.h"
 
 namespace taot::sim {
@@ -24,6 +25,10 @@ struct ExperimentOptions {
   std::string python = "/usr/bin/python3";
   // Progress on stderr.
   bool progress = true;
+  // The planners the experiments compare (all of them, in order, where an experiment runs every
+  // planner) and create by name; a copy of the built-ins with a plugin registered makes the
+  // plugin join. It must hold "none" (every speedup's baseline) and "taot".
+  const PlannerRegistry* planners = &PlannerRegistry::BuiltIn();
 };
 
 // table1, imbalance, scale, slots, overhead, modes, frontier.

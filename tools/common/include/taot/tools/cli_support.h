@@ -1,4 +1,4 @@
-// What `taot` and `taot-sim` share about their command lines: flag range checks (a value out of
+// What the command lines share about their flags and exits: flag range checks (a value out of
 // range, NaN and the infinities included, fails the parse with a message naming the flag), the
 // exit codes (0 done, 1 failed, 2 bad input), and a last line of defence against exceptions.
 #pragma once

@@ -12,7 +12,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "cli_support.h"
 #include "taot/planner/case_json.h"
 #include "taot/planner/registry.h"
 #include "taot/sim/experiments.h"
@@ -20,6 +19,8 @@
 #include "taot/sim/sequence_workload.h"
 #include "taot/sim/simulator.h"
 #include "taot/sim/trace.h"
+#include "taot/tools/cli_support.h"
+#include "taot/tools/parse_or_exit.h"
 
 namespace taot::sim::cli {
 namespace {
@@ -265,13 +266,7 @@ int Main(int argc, char** argv) {
                     : w.status();
   });
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);
-    std::cerr << "taot-sim: error: " << e.what() << " (see taot-sim --help)\n";
-    return 2;
-  }
+  if (const std::optional<int> code = taot::cli::ParseOrExit(app, argc, argv, "taot-sim")) return *code;
   if (!status.ok()) std::cerr << "taot-sim: error: " << status.message() << "\n";
   return taot::cli::ExitCodeOf(status);
 }

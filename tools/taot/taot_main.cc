@@ -14,7 +14,6 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "cli_support.h"
 #include "compare_table.h"
 #include "taot/planner/case_json.h"
 #include "taot/planner/plan_json.h"
@@ -22,6 +21,8 @@
 #include "taot/planner/registry.h"
 #include "taot/planner/run_planner.h"
 #include "taot/sim/case_generator.h"
+#include "taot/tools/cli_support.h"
+#include "taot/tools/parse_or_exit.h"
 
 namespace taot::cli {
 namespace {
@@ -269,19 +270,7 @@ int Main(int argc, char** argv) {
       ->capture_default_str()->check(InRange(0, 0x1p64, "[0, 2^64)"));
   demo_cmd->callback([&] { status = RunDemo(demo_ranks, demo_imbalance, demo_seed); });
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return 0;
-  } catch (const CLI::CallForAllHelp&) {
-    std::cout << app.help("", CLI::AppFormatMode::All);
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);
-    std::cerr << "taot: error: " << e.what() << " (see taot --help)\n";
-    return 2;
-  }
+  if (const std::optional<int> code = ParseOrExit(app, argc, argv, "taot")) return *code;
   if (!status.ok()) std::cerr << "taot: error: " << status.message() << "\n";
   return ExitCodeOf(status);
 }

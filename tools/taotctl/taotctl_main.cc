@@ -17,6 +17,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "taot/tools/cli_support.h"
+#include "taot/tools/parse_or_exit.h"
 #include "taot/v1/planner.grpc.pb.h"
 #include "taot/wire/credentials.h"
 
@@ -173,19 +175,14 @@ int Main(int argc, char** argv) {
   plan->add_option("case", case_path, "CASE file (docs/formats.md)")->required();
   plan->add_option("--planner", case_planner, "Planner to use (default: the daemon's)");
   plan->callback([&] { rc = Plan(c, case_path, case_planner); });
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);
-    std::cerr << "taotctl: error: " << e.what() << " (see taotctl --help)\n";
-    return 2;
-  } catch (const std::runtime_error& e) {
-    return Fail(e.what());
-  }
+  if (const std::optional<int> code = cli::ParseOrExit(app, argc, argv, "taotctl")) return *code;
   return rc;
 }
 
 }  // namespace
 }  // namespace taot::ctl
 
-int main(int argc, char** argv) { return taot::ctl::Main(argc, argv); }
+// A file that cannot be read (Connect) is one error line and exit code 1.
+int main(int argc, char** argv) {
+  return taot::cli::ExitOnException("taotctl", [&] { return taot::ctl::Main(argc, argv); });
+}
