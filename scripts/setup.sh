@@ -19,6 +19,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # the fuzz targets: clang with libFuzzer and the sanitizers' runtimes, and the symbolizer
   clang libclang-rt-14-dev llvm-14
+  # the format check (scripts/check_format.sh)
+  clang-format
   # independent oracles and plots, for Debian's /usr/bin/python3; an independent gRPC client
   python3 python3-numpy python3-scipy python3-pot python3-matplotlib python3-grpcio python3-protobuf
 )

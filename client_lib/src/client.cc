@@ -223,10 +223,10 @@ class Client::Impl {
     reported_.insert({step, layer});
     if (reported_.size() > 4096) reported_.erase(reported_.begin());
     std::optional<std::vector<Replica>> replicas =
-        link_->Placement(step, layer, expected ? options_.placement_wait : absl::ZeroDuration());
-    if (!replicas) return PlanHere("no placement for this layer yet");
+        link_->Prefetched(step, layer, expected ? options_.placement_wait : absl::ZeroDuration());
+    if (!replicas) return PlanHere("no prefetch for this layer yet");
     absl::StatusOr<Plan> split = SplitOverReplicas(gathered_, *std::move(replicas));
-    if (!split.ok()) return PlanHere(absl::StrCat("the placement did not fit: ", split.status().message()));
+    if (!split.ok()) return PlanHere(absl::StrCat("the prefetched replicas did not fit: ", split.status().message()));
     LayerPlan out;
     out.plan = *std::move(split);
     out.identity = {0, PlanHash(out.plan), Provenance::kPushedReplicas, ""};

@@ -13,7 +13,7 @@ namespace taot::client {
 namespace {
 
 constexpr size_t kMaxQueuedMatrices = 64;
-constexpr size_t kMaxPlacements = 4096;
+constexpr size_t kMaxPrefetches = 4096;
 
 absl::Status FromGrpc(const grpc::Status& s) {
   if (s.ok()) return absl::OkStatus();
@@ -67,6 +67,16 @@ absl::StatusOr<std::unique_ptr<DaemonLink>> DaemonLink::Create(const ClientOptio
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
               static_cast<int>(std::clamp<int64_t>(absl::ToInt64Milliseconds(options.connect_timeout), 1000, 60000)));
+  // Pings keep an idle watch (a rank between steps, a quiet prefetch feed) alive through
+  // proxies and load balancers that drop idle connections, and find a dead daemon within
+  // 40 seconds. Every 30 seconds, with or without calls and data: three times the least
+  // interval taot-planner accepts (taot/server/keepalive.h), so none counts as a ping strike.
+  // docs/operations.md has the values.
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 30000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  args.SetInt(GRPC_ARG_HTTP2_MIN_SENT_PING_INTERVAL_WITHOUT_DATA_MS, 30000);
   auto channel = grpc::CreateCustomChannel(options.address, *credentials, args);
   return std::unique_ptr<DaemonLink>(new DaemonLink(options, rank, world_size, std::move(run_id), std::move(channel)));
 }
@@ -234,17 +244,17 @@ void DaemonLink::SendMatrices() {
   }
 }
 
-std::optional<std::vector<Replica>> DaemonLink::Placement(int64_t step, int layer, absl::Duration wait) {
+std::optional<std::vector<Replica>> DaemonLink::Prefetched(int64_t step, int layer, absl::Duration wait) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (!watcher_.joinable()) watcher_ = std::thread([this] { WatchPlacements(); });
+  if (!watcher_.joinable()) watcher_ = std::thread([this] { WatchPrefetches(); });
   const auto key = std::pair{step, layer};
-  changed_.wait_for(lock, absl::ToChronoNanoseconds(wait), [&] { return stopping_ || placements_.contains(key); });
-  const auto it = placements_.find(key);
-  if (it == placements_.end()) return std::nullopt;
+  changed_.wait_for(lock, absl::ToChronoNanoseconds(wait), [&] { return stopping_ || prefetches_.contains(key); });
+  const auto it = prefetches_.find(key);
+  if (it == prefetches_.end()) return std::nullopt;
   return it->second;
 }
 
-void DaemonLink::WatchPlacements() {
+void DaemonLink::WatchPrefetches() {
   while (true) {
     grpc::ClientContext context;
     if (!options_.token.empty()) context.AddMetadata("authorization", "Bearer " + options_.token);
@@ -253,23 +263,23 @@ void DaemonLink::WatchPlacements() {
       if (stopping_) return;
       watch_context_ = &context;
     }
-    taot::v1::WatchPlacementsRequest request;
+    taot::v1::WatchPrefetchesRequest request;
     request.set_job_id(options_.job_id);
     request.set_run_id(run_id_);
-    auto reader = stub_->WatchPlacements(&context, request);
+    auto reader = stub_->WatchPrefetches(&context, request);
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopping_) context.TryCancel();  // the destructor came before the call started
     }
-    taot::v1::Placement placement;
-    while (reader->Read(&placement)) {
-      // A placement that does not decode is as good as one that never came: the layer plans locally.
-      absl::StatusOr<std::vector<Replica>> replicas = wire::ReplicasFromProto(placement.replicas());
+    taot::v1::Prefetch prefetch;
+    while (reader->Read(&prefetch)) {
+      // A prefetch that does not decode is as good as one that never came: the layer plans locally.
+      absl::StatusOr<std::vector<Replica>> replicas = wire::ReplicasFromProto(prefetch.replicas());
       if (!replicas.ok()) continue;
       {
         std::lock_guard<std::mutex> lock(mu_);
-        placements_[{placement.step(), placement.layer()}] = *std::move(replicas);
-        if (placements_.size() > kMaxPlacements) placements_.erase(placements_.begin());
+        prefetches_[{prefetch.step(), prefetch.layer()}] = *std::move(replicas);
+        if (prefetches_.size() > kMaxPrefetches) prefetches_.erase(prefetches_.begin());
       }
       changed_.notify_all();
     }

@@ -54,9 +54,9 @@ class DaemonLink {
   // Queued, sent by a background thread (off the critical path); the oldest is dropped when the
   // daemon falls behind, and what is queued at close goes out within one call timeout.
   void ReportMatrixLater(int64_t step, int layer, LoadMatrix load);
-  // The latest placement pushed for (step, layer), waiting up to `wait` for it. Starts watching
+  // The latest prefetch pushed for (step, layer), waiting up to `wait` for it. Starts watching
   // on first use.
-  std::optional<std::vector<Replica>> Placement(int64_t step, int layer, absl::Duration wait);
+  std::optional<std::vector<Replica>> Prefetched(int64_t step, int layer, absl::Duration wait);
 
  private:
   DaemonLink(const ClientOptions& options, int rank, int world_size, std::string run_id,
@@ -67,7 +67,7 @@ class DaemonLink {
   bool Pause(absl::Duration pause);
   void Reregister();
   void SendMatrices();
-  void WatchPlacements();
+  void WatchPrefetches();
 
   const ClientOptions options_;
   const int rank_, world_size_;
@@ -87,7 +87,7 @@ class DaemonLink {
   };
   std::deque<QueuedMatrix> matrices_;
   std::thread sender_;
-  std::map<std::pair<int64_t, int>, std::vector<Replica>> placements_;
+  std::map<std::pair<int64_t, int>, std::vector<Replica>> prefetches_;
   std::thread watcher_;
   grpc::ClientContext* watch_context_ = nullptr;     // to cancel the watch at shutdown
   grpc::ClientContext* register_context_ = nullptr;  // and a registration in flight

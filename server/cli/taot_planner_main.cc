@@ -30,6 +30,7 @@
 #include "absl/time/time.h"
 #include "taot/server/daemon_config.h"
 #include "taot/server/job.h"
+#include "taot/server/keepalive.h"
 #include "taot/server/log.h"
 #include "taot/server/metrics.h"
 #include "taot/server/planner_service.h"
@@ -208,6 +209,7 @@ int Main(int argc, char** argv) {
   // gRPC sets SO_REUSEPORT by default: a second daemon on the same address would start and
   // share its connections with the first.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  SetKeepalive(builder);
   builder.SetMaxReceiveMessageSize(a.max_message_mb << 20);
   builder.SetMaxSendMessageSize(a.max_message_mb << 20);
   builder.RegisterService(&planner);

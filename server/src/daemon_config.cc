@@ -223,7 +223,7 @@ void AddOptions(Flags& f, DaemonSettings& s) {
   f.Flag("--allow-unauthenticated", s.allow_unauthenticated,
          "Serve beyond loopback without a job token or mutual TLS (anyone who reaches the port may call)");
   f.Flag("--predictive", s.job.predictive,
-         "Place every planned layer's next step from the start (WatchPlacements); otherwise from the first "
+         "Place every planned layer's next step from the start (WatchPrefetches); otherwise from the first "
          "watcher");
   f.Option("--plugin", s.plugins,
            "Planner plugin to load (a shared library, taot/planner_plugin.h; repeatable); its name joins "

@@ -43,7 +43,7 @@ absl::Status Job::StartRun(const std::string& run_id) {
   if (rounds_) {
     // The old rounds' planner is the truth (it may have dropped a failing one): the new run goes on
     // with it, and its version keeps counting up.
-    PlanRounds::PlannerInUse in_use = rounds_->planner();
+    PlannerInUse in_use = rounds_->planner();
     planner_ = std::move(in_use.name);
     params_ = std::move(in_use.params);
     planner_version_ = in_use.version;
@@ -168,7 +168,7 @@ JobStatus Job::Status() const {
   s.params = params_;
   if (rounds_) {
     // The rounds' planner is the truth: it may have dropped a failing one for its predecessor.
-    PlanRounds::PlannerInUse in_use = rounds_->planner();
+    PlannerInUse in_use = rounds_->planner();
     s.planner = std::move(in_use.name);
     s.planner_version = in_use.version;
     s.params = std::move(in_use.params);

@@ -22,8 +22,6 @@ int64_t RoundBytes(const RoundsConfig& config) {
   return int64_t{config.problem->ranks()} * config.problem->experts * static_cast<int64_t>(sizeof(int64_t));
 }
 
-std::string KeyText(RoundKey key) { return absl::StrCat("(step ", key.step, ", layer ", key.layer, ")"); }
-
 // The row's range rules, as ValidateRequest has them; the error names the entry.
 absl::Status CheckRow(std::span<const int64_t> row, int experts) {
   if (row.size() != static_cast<size_t>(experts)) {
@@ -69,14 +67,13 @@ absl::StatusOr<std::unique_ptr<PlanRounds>> PlanRounds::Create(RoundsConfig conf
                                                    " bytes), got ", config.max_round_bytes));
   }
   std::unique_ptr<PlanRounds> rounds(new PlanRounds(std::move(config)));
-  {
-    absl::MutexLock lock(&rounds->mu_);
-    rounds->placing_ = rounds->config_.place;
-  }
-  if (absl::Status s = rounds->SetPlanner(planner, params, version); !s.ok()) return s;
+  if (absl::Status s = rounds->planners_.Set(planner, params, version); !s.ok()) return s;
   rounds->timer_ = std::thread([r = rounds.get()] { r->RunTimer(); });
   return rounds;
 }
+
+PlanRounds::PlanRounds(RoundsConfig config)
+    : config_(std::move(config)), planners_(*config_.registry, config_.on_planner_dropped), prefetches_(config_.place) {}
 
 PlanRounds::~PlanRounds() {
   {
@@ -110,9 +107,9 @@ void PlanRounds::RunTimer() {
       } else {
         // Whatever the planner does (a plugin that hangs), the round's ranks are answered; its
         // late plan is dropped.
-        reason = absl::StrCat("planner ", round->planning_slot->name, " had not finished within the round timeout (",
+        reason = absl::StrCat("planner ", round->planning_slot->name(), " had not finished within the round timeout (",
                               absl::FormatDuration(config_.round_timeout), ")");
-        DropPlanner(round->planning_slot, reason);
+        planners_.Drop(round->planning_slot, reason);
       }
       Publish(*round, Fallback(key, round->request, std::move(reason)));
       return true;
@@ -159,31 +156,7 @@ void PlanRounds::WhenSettled(const Ticket& ticket, SettledCallback done) {
 }
 
 absl::Status PlanRounds::SetPlanner(const std::string& name, const PlannerParams& params) {
-  uint64_t version;
-  {
-    absl::MutexLock lock(&mu_);
-    version = planner_->version + 1;
-  }
-  return SetPlanner(name, params, version);
-}
-
-absl::Status PlanRounds::SetPlanner(const std::string& name, const PlannerParams& params, uint64_t version) {
-  absl::StatusOr<std::unique_ptr<Planner>> planner = config_.registry->Create(name, params);
-  if (!planner.ok()) return planner.status();
-  auto slot = std::make_shared<PlannerSlot>();
-  slot->name = name;
-  slot->params = params;
-  slot->planner = *std::move(planner);
-  slot->version = version;
-  absl::MutexLock lock(&mu_);
-  previous_ = std::move(planner_);
-  planner_ = std::move(slot);
-  return absl::OkStatus();
-}
-
-PlanRounds::PlannerInUse PlanRounds::planner() const {
-  absl::MutexLock lock(&mu_);
-  return {planner_->name, planner_->version, planner_->params};
+  return planners_.Set(name, params);
 }
 
 absl::Status PlanRounds::CheckKey(RoundKey key) const {
@@ -262,46 +235,28 @@ void PlanRounds::Publish(Round& round, std::shared_ptr<const RoundPlan> result) 
   if (recent_.size() > kRecentPlans) recent_.pop_back();
 }
 
-absl::StatusOr<ScoredPlan> PlanRounds::PlanUnlocked(PlannerSlot& slot, const PlanRequest& request,
-                                                    absl::Time deadline) {
-  // Other rounds go on meanwhile; the planner itself keeps buffers, so one plan at a time each.
+absl::StatusOr<ScoredPlan> PlanRounds::PlanUnlocked(const PlannerSlot& slot, const PlanRequest& request) {
   mu_.Unlock();
-  absl::StatusOr<ScoredPlan> scored;
-  if (slot.mu.LockWhenWithDeadline(absl::Condition::kTrue, deadline)) {
-    scored = RunPlanner(*slot.planner, request);
-  } else {
-    scored = absl::DeadlineExceededError("it was still busy with an earlier round at this round's deadline");
-  }
-  slot.mu.Unlock();
+  absl::StatusOr<ScoredPlan> scored = slot.Plan(request);
   mu_.Lock();
   return scored;
 }
 
-void PlanRounds::DropPlanner(const std::shared_ptr<PlannerSlot>& slot, std::string& reason) {
-  if (slot != planner_ || previous_ == nullptr) return;
-  absl::StrAppend(&reason, "; back to planner ", previous_->name);
-  Log(LogLevel::kError, "planner failed; back to the previous one",
-      {{"planner", slot->name}, {"previous", previous_->name}, {"reason", reason}});
-  previous_->version = planner_->version + 1;
-  planner_ = std::move(previous_);
-  if (config_.on_planner_dropped) config_.on_planner_dropped(planner_->name, planner_->version);
-}
-
 void PlanRounds::PlanRound(RoundKey key, Round& round) {
   round.state = State::kPlanning;
-  std::shared_ptr<PlannerSlot> slot = planner_;
+  std::shared_ptr<const PlannerSlot> slot = planners_.current();
   round.planning_slot = slot;
   round.planning_deadline = absl::Now() + config_.round_timeout;
   // The round's waiters see kPlanning and keep waiting (the caller holds the round alive); the
   // timer answers them at the planning deadline if the planner has not.
   if (round.planning_deadline < timer_wakes_) timer_cv_.Signal();
-  absl::StatusOr<ScoredPlan> scored = PlanUnlocked(*slot, round.request, round.planning_deadline);
+  absl::StatusOr<ScoredPlan> scored = PlanUnlocked(*slot, round.request);
   if (round.state == State::kDone) return;  // too late: the timer gave the round its fallback
   if (!scored.ok()) {
-    std::string reason = absl::StrCat("planner ", slot->name, " failed: ", scored.status().message());
+    std::string reason = absl::StrCat("planner ", slot->name(), " failed: ", scored.status().message());
     // A planner that fails (a plugin's invalid plan) is dropped for the one before it, if any;
     // one merely busy past the deadline is not.
-    if (scored.status().code() != absl::StatusCode::kDeadlineExceeded) DropPlanner(slot, reason);
+    if (scored.status().code() != absl::StatusCode::kDeadlineExceeded) planners_.Drop(slot, reason);
     Publish(round, Fallback(key, round.request, std::move(reason)));
     return;
   }
@@ -309,41 +264,17 @@ void PlanRounds::PlanRound(RoundKey key, Round& round) {
   result->key = key;
   result->plan = std::move(scored->plan);
   result->score = scored->score;
-  result->identity = {slot->version, PlanHash(result->plan), Provenance::kDaemonRound, ""};
-  result->planner = slot->name;
+  result->identity = {slot->version(), PlanHash(result->plan), Provenance::kDaemonRound, ""};
+  result->planner = slot->name();
   Publish(round, std::move(result));
-  if (placing_) Place(key, round.request, *slot);
+  if (prefetches_.on()) Place(key, round.request, *slot);
 }
 
-void PlanRounds::Place(RoundKey key, const PlanRequest& planned, PlannerSlot& slot) {
-  // As taot-sim's predictive mode: aim for no residual, since prefetched weights never stall
-  // and more replicas let the split follow loads that drift from the prediction. The copy of the
-  // loads is the predictive mode's own: the round's request stays as the ranks reported it.
-  PlanRequest request = planned;
-  request.target_imbalance_pct = 0;
-  absl::StatusOr<ScoredPlan> scored = PlanUnlocked(slot, request, absl::Now() + config_.round_timeout);
-  if (!scored.ok()) return;  // the round's own plan is out; a missing placement costs nothing
-  auto placement = std::make_shared<Placement>();
-  placement->key = {key.step + 1, key.layer};
-  placement->replicas = scored->plan.replicas;
-  placement->identity = {slot.version, PlanHash(Plan{placement->replicas, {}, false, std::nullopt}),
-                         Provenance::kPushedReplicas, ""};
-  placement->sequence = ++placement_sequence_;
-  placements_.push_back(std::move(placement));
-  constexpr size_t kKept = 4096;
-  if (placements_.size() > kKept) placements_.erase(placements_.begin(), placements_.end() - kKept);
-}
-
-std::vector<std::shared_ptr<const Placement>> PlanRounds::WaitPlacements(uint64_t after, absl::Time wait_until) {
-  absl::MutexLock lock(&mu_);
-  placing_ = true;
-  auto fresh = [this, after]() { return placement_sequence_ > after; };
-  mu_.AwaitWithDeadline(absl::Condition(&fresh), wait_until);
-  std::vector<std::shared_ptr<const Placement>> out;
-  for (const auto& p : placements_) {
-    if (p->sequence > after) out.push_back(p);
-  }
-  return out;
+void PlanRounds::Place(RoundKey key, const PlanRequest& planned, const PlannerSlot& slot) {
+  // The round is settled: nothing changes its request while the lock is released.
+  mu_.Unlock();
+  prefetches_.Place(key, planned, slot);
+  mu_.Lock();
 }
 
 absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::Await(RoundKey key, Round& round, absl::Time wait_until) {

@@ -1,5 +1,6 @@
 #include "taot/server/planner_service.h"
 
+#include <atomic>
 #include <functional>
 #include <new>
 #include <optional>
@@ -58,30 +59,43 @@ absl::Status Guarded(absl::StatusCode other, const char* field, const char* fail
   return absl::ResourceExhaustedError(absl::StrCat(field, ": needs more memory than the daemon can give"));
 }
 
-// Checks the token, runs the RPC's body, counts the outcome with the job's observer and
-// returns it as a gRPC status.
-template <typename Body>
-grpc::Status Serve(const Job& job, std::string_view rpc, const grpc::ServerContext& context, const std::string& token,
-                   Body&& body) {
-  absl::Status status = CheckToken(context, token);
-  if (status.ok()) status = Guarded(absl::StatusCode::kInternal, "request", "cannot be served", body);
-  if (JobObserver* observer = job.observer()) observer->OnRequest(rpc, status);
-  return ToGrpc(status);
+// A request from raw bytes; the error names the message type.
+template <typename Message>
+absl::Status Parse(const grpc::ByteBuffer& bytes, Message& message) {
+  grpc::ByteBuffer copy(bytes);  // shares the slices; Deserialize consumes its argument
+  if (!grpc::SerializationTraits<Message>::Deserialize(&copy, &message).ok()) return NotAValid(message);
+  return absl::OkStatus();
 }
 
-// Serve for a unary RPC whose request this code reads (a streamed handler): the token first,
-// then the request's bytes, then body(request, response).
+template <typename Message>
+absl::Status Serialize(const Message& message, grpc::ByteBuffer& out) {
+  bool own_buffer = false;
+  if (!grpc::SerializationTraits<Message>::Serialize(message, &out, &own_buffer).ok()) {
+    return absl::InternalError(absl::StrCat("response: cannot encode a ", message.GetTypeName(), " message"));
+  }
+  return absl::OkStatus();
+}
+
+// A unary RPC answered within its callback: the token first, then the request's bytes, then
+// body(request, response); the outcome is counted with the job's observer.
 template <typename Request, typename Response, typename Body>
-grpc::Status ServeUnary(const Job& job, std::string_view rpc, const grpc::ServerContext& context,
-                        const std::string& token, grpc::ServerUnaryStreamer<Request, Response>& streamer, Body&& body) {
-  return Serve(job, rpc, context, token, [&]() -> absl::Status {
-    Request request;
-    if (!streamer.Read(&request)) return NotAValid(request);
-    Response response;
-    if (absl::Status s = body(request, response); !s.ok()) return s;
-    streamer.Write(response);  // fails only when the caller is gone, who then sees no status either
-    return absl::OkStatus();
-  });
+grpc::ServerUnaryReactor* ServeUnary(const Job& job, std::string_view rpc, grpc::CallbackServerContext& context,
+                                     const std::string& token, const grpc::ByteBuffer& bytes, grpc::ByteBuffer& out,
+                                     Body&& body) {
+  absl::Status status = CheckToken(context, token);
+  if (status.ok()) {
+    status = Guarded(absl::StatusCode::kInternal, "request", "cannot be served", [&]() -> absl::Status {
+      Request request;
+      if (absl::Status s = Parse(bytes, request); !s.ok()) return s;
+      Response response;
+      if (absl::Status s = body(request, response); !s.ok()) return s;
+      return Serialize(response, out);
+    });
+  }
+  if (JobObserver* observer = job.observer()) observer->OnRequest(rpc, status);
+  grpc::ServerUnaryReactor* reactor = context.DefaultReactor();
+  reactor->Finish(ToGrpc(status));
+  return reactor;
 }
 
 grpc::Status ToGrpc(const absl::Status& status) {
@@ -106,35 +120,26 @@ absl::StatusOr<std::shared_ptr<PlanRounds>> PlannerService::RoundsFor(const std:
   return job_.Rounds(run_id);
 }
 
-grpc::Status PlannerService::StreamedRegisterRank(
-    grpc::ServerContext* context,
-    grpc::ServerUnaryStreamer<taot::v1::RegisterRankRequest, taot::v1::RegisterRankResponse>* streamer) {
-  return ServeUnary(job_, "RegisterRank", *context, token_, *streamer, [&](const auto& request, auto& response) {
-    return DoRegisterRank(context, &request, &response);
-  });
+grpc::ServerUnaryReactor* PlannerService::RegisterRank(grpc::CallbackServerContext* context,
+                                                       const grpc::ByteBuffer* bytes, grpc::ByteBuffer* response) {
+  return ServeUnary<taot::v1::RegisterRankRequest, taot::v1::RegisterRankResponse>(
+      job_, "RegisterRank", *context, token_, *bytes, *response,
+      [&](const auto& request, auto& out) { return DoRegisterRank(request, out); });
 }
 
-absl::Status PlannerService::DoRegisterRank(grpc::ServerContext*, const taot::v1::RegisterRankRequest* request,
-                                          taot::v1::RegisterRankResponse* response) {
-  RankInfo info{request->job_id(), request->rank(),    request->world_size(), request->node(),
-                request->local_rank(), request->device(), request->run_id(),   request->experts(),
-                request->slots_per_rank()};
+absl::Status PlannerService::DoRegisterRank(const taot::v1::RegisterRankRequest& request,
+                                            taot::v1::RegisterRankResponse& response) {
+  RankInfo info{request.job_id(),     request.rank(),   request.world_size(), request.node(),
+                request.local_rank(), request.device(), request.run_id(),     request.experts(),
+                request.slots_per_rank()};
   if (absl::Status s = job_.Register(info); !s.ok()) return s;
   const JobStatus status = job_.Status();
-  response->set_registered(status.registered);
-  response->set_ready(status.nodes > 0);
+  response.set_registered(status.registered);
+  response.set_ready(status.nodes > 0);
   return absl::OkStatus();
 }
 
 namespace {
-
-// A request from raw bytes; the error names the message type.
-template <typename Message>
-absl::Status Parse(const grpc::ByteBuffer& bytes, Message& message) {
-  grpc::ByteBuffer copy(bytes);  // shares the slices; Deserialize consumes its argument
-  if (!grpc::SerializationTraits<Message>::Deserialize(&copy, &message).ok()) return NotAValid(message);
-  return absl::OkStatus();
-}
 
 // Checked before any row counts, so a refused message changes nothing.
 absl::Status CheckLayers(const taot::v1::StreamRequest& request) {
@@ -401,93 +406,191 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* PlannerService::Str
   return new StreamReactor(*this, context);
 }
 
-grpc::Status PlannerService::StreamedWatchPlacements(
-    grpc::ServerContext* context,
-    grpc::ServerSplitStreamer<taot::v1::WatchPlacementsRequest, taot::v1::Placement>* streamer) {
-  return Serve(job_, "WatchPlacements", *context, token_, [&] {
-    taot::v1::WatchPlacementsRequest request;
-    if (!streamer->Read(&request)) return NotAValid(request);
-    return DoWatchPlacements(context, &request, streamer);
-  });
-}
+// One rank's watch: every prefetch published since the last one written goes out, one write at
+// a time; in between the reactor waits on the feed (PrefetchFeed::WhenPublished), holding no
+// thread. At any time one thing is pending: a write, or the wait (which OnCancel can end).
+class PlannerService::WatchReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
+ public:
+  WatchReactor(PlannerService& service, grpc::CallbackServerContext* context, const grpc::ByteBuffer& bytes)
+      : service_(service), context_(*context) {
+    absl::Status started =
+        Guarded(absl::StatusCode::kInternal, "request", "cannot be served", [&] { return Start(bytes); });
+    if (!started.ok()) {
+      End(started);
+      return;
+    }
+    Wait();
+  }
 
-absl::Status PlannerService::DoWatchPlacements(
-    grpc::ServerContext* context, const taot::v1::WatchPlacementsRequest* request,
-    grpc::ServerSplitStreamer<taot::v1::WatchPlacementsRequest, taot::v1::Placement>* writer) {
-  absl::StatusOr<std::shared_ptr<PlanRounds>> rounds = RoundsFor(request->job_id(), request->run_id());
-  if (!rounds.ok()) return rounds.status();
-  // Short waits, so a cancelled client or a shutting-down server ends the stream soon.
-  uint64_t seen = 0;
-  while (!context->IsCancelled()) {
-    for (const auto& p : (*rounds)->WaitPlacements(seen, absl::Now() + absl::Milliseconds(100))) {
-      taot::v1::Placement out;
-      out.set_step(p->key.step);
-      out.set_layer(p->key.layer);
-      wire::ReplicasToProto(p->replicas, *out.mutable_replicas());
-      wire::IdentityToProto(p->identity, out);
-      if (!writer->Write(out)) return absl::OkStatus();  // the client went away
-      seen = p->sequence;
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      End(absl::OkStatus());  // the client went away
+      return;
+    }
+    seen_ = batch_[next_]->sequence;
+    if (++next_ < batch_.size()) {
+      WriteNext();
+      return;
+    }
+    batch_.clear();
+    Wait();
+  }
+
+  // A pending write fails on its own; a wait is ended here.
+  void OnCancel() override {
+    std::shared_ptr<Gate> wait;
+    uint64_t id = 0;
+    {
+      absl::MutexLock lock(&mu_);
+      wait = wait_;
+      id = wait_id_;
+    }
+    if (wait != nullptr && wait->Close()) {
+      rounds_->prefetches().Forget(id);
+      End(absl::OkStatus());
     }
   }
-  return absl::OkStatus();
+
+  void OnDone() override { delete this; }
+
+ private:
+  // Whoever closes it first, the feed's callback or the call's cancellation, goes on.
+  class Gate {
+   public:
+    bool Close() { return open_.exchange(false); }
+
+   private:
+    std::atomic<bool> open_{true};
+  };
+
+  absl::Status Start(const grpc::ByteBuffer& bytes) {
+    if (absl::Status s = CheckToken(context_, service_.token_); !s.ok()) return s;
+    taot::v1::WatchPrefetchesRequest request;
+    if (absl::Status s = Parse(bytes, request); !s.ok()) return s;
+    absl::StatusOr<std::shared_ptr<PlanRounds>> rounds = service_.RoundsFor(request.job_id(), request.run_id());
+    if (!rounds.ok()) return rounds.status();
+    rounds_ = *std::move(rounds);
+    return absl::OkStatus();
+  }
+
+  // Runs in the constructor or OnWriteDone only, so gRPC cannot end the call meanwhile.
+  void Wait() {
+    auto wait = std::make_shared<Gate>();
+    {
+      absl::MutexLock lock(&mu_);
+      wait_ = wait;
+      wait_id_ = 0;
+    }
+    PrefetchFeed& feed = rounds_->prefetches();
+    // The callback may come within WhenPublished; from another thread it touches nothing of the
+    // reactor's after StartWrite.
+    const uint64_t id = feed.WhenPublished(seen_, [this, wait](PrefetchFeed::Prefetches batch) {
+      if (!wait->Close()) return;
+      batch_ = std::move(batch);
+      next_ = 0;
+      WriteNext();
+    });
+    {
+      absl::MutexLock lock(&mu_);
+      if (wait_ == wait) wait_id_ = id;
+    }
+    // A cancellation that came before the wait was visible to OnCancel.
+    if (context_.IsCancelled()) {
+      feed.Forget(id);
+      if (wait->Close()) End(absl::OkStatus());
+    }
+  }
+
+  void WriteNext() {
+    const Prefetch& p = *batch_[next_];
+    taot::v1::Prefetch message;
+    message.set_step(p.key.step);
+    message.set_layer(p.key.layer);
+    wire::ReplicasToProto(p.replicas, *message.mutable_replicas());
+    wire::IdentityToProto(p.identity, message);
+    out_.Clear();
+    if (absl::Status s = Serialize(message, out_); !s.ok()) {
+      End(s);
+      return;
+    }
+    StartWrite(&out_);
+  }
+
+  void End(const absl::Status& status) {
+    if (JobObserver* observer = service_.job_.observer()) observer->OnRequest("WatchPrefetches", status);
+    Finish(ToGrpc(status));
+  }
+
+  PlannerService& service_;
+  const grpc::CallbackServerContext& context_;
+  std::shared_ptr<PlanRounds> rounds_;  // kept alive while the call watches their feed
+  uint64_t seen_ = 0;                   // the sequence of the last prefetch written
+  PrefetchFeed::Prefetches batch_;      // what the feed gave, written from next_ on
+  size_t next_ = 0;
+  grpc::ByteBuffer out_;
+  absl::Mutex mu_;
+  std::shared_ptr<Gate> wait_ ABSL_GUARDED_BY(mu_);  // the latest wait's, and its id with the feed
+  uint64_t wait_id_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+grpc::ServerWriteReactor<grpc::ByteBuffer>* PlannerService::WatchPrefetches(grpc::CallbackServerContext* context,
+                                                                            const grpc::ByteBuffer* bytes) {
+  return new WatchReactor(*this, context, *bytes);
 }
 
-grpc::Status AdminService::StreamedGetStatus(
-    grpc::ServerContext* context,
-    grpc::ServerUnaryStreamer<taot::v1::StatusRequest, taot::v1::StatusResponse>* streamer) {
-  return ServeUnary(job_, "GetStatus", *context, token_, *streamer, [&](const auto& request, auto& response) {
-    return DoGetStatus(context, &request, &response);
-  });
+grpc::ServerUnaryReactor* AdminService::GetStatus(grpc::CallbackServerContext* context, const grpc::ByteBuffer* bytes,
+                                                  grpc::ByteBuffer* response) {
+  return ServeUnary<taot::v1::StatusRequest, taot::v1::StatusResponse>(
+      job_, "GetStatus", *context, token_, *bytes, *response,
+      [&](const auto&, auto& out) { return DoGetStatus(out); });
 }
 
-absl::Status AdminService::DoGetStatus(grpc::ServerContext*, const taot::v1::StatusRequest*,
-                                     taot::v1::StatusResponse* response) {
+absl::Status AdminService::DoGetStatus(taot::v1::StatusResponse& response) {
   const JobStatus s = job_.Status();
-  response->set_job_id(s.job_id);
-  response->set_world_size(s.world_size);
-  response->set_registered(s.registered);
-  response->set_nodes(s.nodes);
-  response->set_planner(s.planner);
-  response->set_planner_version(s.planner_version);
-  for (const auto& [k, v] : s.params) (*response->mutable_planner_params())[k] = v;
-  for (const auto& plan : s.recent) ToProto(*plan, *response->add_recent_plans(), false);
+  response.set_job_id(s.job_id);
+  response.set_world_size(s.world_size);
+  response.set_registered(s.registered);
+  response.set_nodes(s.nodes);
+  response.set_planner(s.planner);
+  response.set_planner_version(s.planner_version);
+  for (const auto& [k, v] : s.params) (*response.mutable_planner_params())[k] = v;
+  for (const auto& plan : s.recent) ToProto(*plan, *response.add_recent_plans(), false);
   return absl::OkStatus();
 }
 
-grpc::Status AdminService::StreamedSetPlanner(
-    grpc::ServerContext* context,
-    grpc::ServerUnaryStreamer<taot::v1::SetPlannerRequest, taot::v1::SetPlannerResponse>* streamer) {
-  return ServeUnary(job_, "SetPlanner", *context, token_, *streamer, [&](const auto& request, auto& response) {
-    return DoSetPlanner(context, &request, &response);
-  });
+grpc::ServerUnaryReactor* AdminService::SetPlanner(grpc::CallbackServerContext* context,
+                                                   const grpc::ByteBuffer* bytes, grpc::ByteBuffer* response) {
+  return ServeUnary<taot::v1::SetPlannerRequest, taot::v1::SetPlannerResponse>(
+      job_, "SetPlanner", *context, token_, *bytes, *response,
+      [&](const auto& request, auto& out) { return DoSetPlanner(request, out); });
 }
 
-absl::Status AdminService::DoSetPlanner(grpc::ServerContext*, const taot::v1::SetPlannerRequest* request,
-                                      taot::v1::SetPlannerResponse* response) {
-  const PlannerParams params(request->params().begin(), request->params().end());
-  if (absl::Status s = job_.SetPlanner(request->planner(), params); !s.ok()) return s;
-  response->set_planner_version(job_.Status().planner_version);
+absl::Status AdminService::DoSetPlanner(const taot::v1::SetPlannerRequest& request,
+                                        taot::v1::SetPlannerResponse& response) {
+  const PlannerParams params(request.params().begin(), request.params().end());
+  if (absl::Status s = job_.SetPlanner(request.planner(), params); !s.ok()) return s;
+  response.set_planner_version(job_.Status().planner_version);
   return absl::OkStatus();
 }
 
-grpc::Status AdminService::StreamedPlanCase(
-    grpc::ServerContext* context, grpc::ServerUnaryStreamer<taot::v1::PlanCaseRequest, taot::v1::Plan>* streamer) {
-  return ServeUnary(job_, "PlanCase", *context, token_, *streamer, [&](const auto& request, auto& response) {
-    // The case is the caller's: what its parsing or planning throws is the case's fault.
-    return Guarded(absl::StatusCode::kInvalidArgument, "case_json", "cannot be planned",
-                   [&] { return DoPlanCase(context, &request, &response); });
-  });
+grpc::ServerUnaryReactor* AdminService::PlanCase(grpc::CallbackServerContext* context, const grpc::ByteBuffer* bytes,
+                                                 grpc::ByteBuffer* response) {
+  return ServeUnary<taot::v1::PlanCaseRequest, taot::v1::Plan>(
+      job_, "PlanCase", *context, token_, *bytes, *response, [&](const auto& request, auto& out) {
+        // The case is the caller's: what its parsing or planning throws is the case's fault.
+        return Guarded(absl::StatusCode::kInvalidArgument, "case_json", "cannot be planned",
+                       [&] { return DoPlanCase(request, out); });
+      });
 }
 
-absl::Status AdminService::DoPlanCase(grpc::ServerContext*, const taot::v1::PlanCaseRequest* request,
-                                    taot::v1::Plan* response) {
-  absl::StatusOr<PlanRequest> parsed = ParseCase(request->case_json());
+absl::Status AdminService::DoPlanCase(const taot::v1::PlanCaseRequest& request, taot::v1::Plan& response) {
+  absl::StatusOr<PlanRequest> parsed = ParseCase(request.case_json());
   if (!parsed.ok()) return absl::Status(parsed.status().code(), absl::StrCat("case_json: ", parsed.status().message()));
   const JobStatus status = job_.Status();
-  const std::string name = request->planner().empty() ? status.planner : request->planner();
-  const PlannerParams params = request->planner().empty()
+  const std::string name = request.planner().empty() ? status.planner : request.planner();
+  const PlannerParams params = request.planner().empty()
                                    ? status.params
-                                   : PlannerParams(request->params().begin(), request->params().end());
+                                   : PlannerParams(request.params().begin(), request.params().end());
   absl::StatusOr<std::unique_ptr<Planner>> planner = job_.config().registry->Create(name, params);
   if (!planner.ok()) return planner.status();
   absl::StatusOr<ScoredPlan> scored = RunPlanner(**planner, *parsed);
@@ -497,7 +600,7 @@ absl::Status AdminService::DoPlanCase(grpc::ServerContext*, const taot::v1::Plan
   result.score = scored->score;
   result.identity = {0, PlanHash(result.plan), Provenance::kDaemonRound, ""};
   result.planner = name;
-  ToProto(result, *response);
+  ToProto(result, response);
   return absl::OkStatus();
 }
 

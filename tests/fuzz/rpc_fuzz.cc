@@ -35,7 +35,7 @@ constexpr std::array<Method, 8> kMethods = {{
     {"/taot.v1.Planner/ReportLoad", false},
     {"/taot.v1.Planner/ReportMatrix", false},
     {"/taot.v1.Planner/Stream", true},
-    {"/taot.v1.Planner/WatchPlacements", true},
+    {"/taot.v1.Planner/WatchPrefetches", true},
     {"/taot.v1.Admin/GetStatus", false},
     {"/taot.v1.Admin/SetPlanner", false},
     {"/taot.v1.Admin/PlanCase", false},

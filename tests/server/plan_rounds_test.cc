@@ -246,6 +246,21 @@ TEST(PlanRoundsTest, SwappingThePlannerTakesEffectForTheNextRoundAndAFailedSwapK
   EXPECT_EQ(recent[0]->planner, "echo");
 }
 
+TEST(PlanRoundsTest, PlannedRoundsFeedTheNextStepsPrefetchesOnceTheFeedIsOn) {
+  const PlanRequest request = Case();
+  std::unique_ptr<PlanRounds> rounds = Rounds(request);
+  ASSERT_TRUE(rounds->ReportMatrix({5, 2}, request.load).ok());  // the feed is off: nothing placed
+  std::vector<std::shared_ptr<const Prefetch>> got;
+  rounds->prefetches().WhenPublished(0, [&](PrefetchFeed::Prefetches batch) { got = std::move(batch); });
+  EXPECT_TRUE(got.empty());
+  absl::StatusOr<std::shared_ptr<const RoundPlan>> plan = rounds->ReportMatrix({6, 2}, request.load);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(got.size(), 1u);  // by the call that planned the round, before it returned
+  EXPECT_EQ(got[0]->key, (RoundKey{7, 2}));
+  EXPECT_EQ(got[0]->identity.version, (*plan)->identity.version);
+  EXPECT_EQ(got[0]->sequence, 1u);
+}
+
 TEST(PlanHashTest, EqualPlansHashEqualAndAnyChangeShows) {
   Plan a;
   a.replicas = {{1, 2}, {3, 4}};

@@ -402,34 +402,96 @@ TEST_F(PlannerServiceTest, ABadStreamMessageEndsTheStreamNamingTheLayer) {
   EXPECT_NE(s.error_message().find("layers[0]: load: must have 32 entries"), std::string::npos) << s.error_message();
 }
 
-TEST_F(PlannerServiceTest, PlacementsArePushedForTheNextStepOfEachPlannedLayer) {
+TEST_F(PlannerServiceTest, PrefetchesArePushedForTheNextStepOfEachPlannedLayer) {
   grpc::ClientContext watch_context;
-  taot::v1::WatchPlacementsRequest watch;
+  taot::v1::WatchPrefetchesRequest watch;
   watch.set_job_id("job-1");
-  auto reader = stub_->WatchPlacements(&watch_context, watch);
+  auto reader = stub_->WatchPrefetches(&watch_context, watch);
   const taot::v1::ReportMatrixRequest m = Matrix(30, 2);
   taot::v1::Plan plan;
   {
     grpc::ClientContext context;
     ASSERT_TRUE(stub_->ReportMatrix(&context, m, &plan).ok());
   }
-  taot::v1::Placement placement;
-  ASSERT_TRUE(reader->Read(&placement));
-  EXPECT_EQ(placement.step(), 31);
-  EXPECT_EQ(placement.layer(), 2);
+  taot::v1::Prefetch prefetch;
+  ASSERT_TRUE(reader->Read(&prefetch));
+  EXPECT_EQ(prefetch.step(), 31);
+  EXPECT_EQ(prefetch.layer(), 2);
   // The replicas taot places at target 0 on that load.
   PlanRequest zero = request_;
   zero.target_imbalance_pct = 0;
   auto planner = PlannerRegistry::BuiltIn().Create("taot");
   const Plan expected = RunPlanner(**planner, zero)->plan;
-  ASSERT_EQ(placement.replicas_size(), static_cast<int>(expected.replicas.size()));
-  for (int i = 0; i < placement.replicas_size(); ++i) {
-    EXPECT_EQ(placement.replicas(i).expert(), expected.replicas[i].expert);
-    EXPECT_EQ(placement.replicas(i).rank(), expected.replicas[i].rank);
+  ASSERT_EQ(prefetch.replicas_size(), static_cast<int>(expected.replicas.size()));
+  for (int i = 0; i < prefetch.replicas_size(); ++i) {
+    EXPECT_EQ(prefetch.replicas(i).expert(), expected.replicas[i].expert);
+    EXPECT_EQ(prefetch.replicas(i).rank(), expected.replicas[i].rank);
   }
-  EXPECT_EQ(placement.hash(), PlanHash(Plan{expected.replicas, {}, false, std::nullopt}));
+  EXPECT_EQ(prefetch.hash(), PlanHash(Plan{expected.replicas, {}, false, std::nullopt}));
   watch_context.TryCancel();
   reader->Finish();
+}
+
+// Waits up to 10 s for the job's prefetch feed to hold `n` waiting watchers.
+bool WatchersBecome(Job& job, size_t n) {
+  const absl::Time until = absl::Now() + absl::Seconds(10);
+  while (absl::Now() < until) {
+    absl::StatusOr<std::shared_ptr<PlanRounds>> rounds = job.Rounds();
+    if (rounds.ok() && (*rounds)->prefetches().watchers() == n) return true;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return false;
+}
+
+TEST_F(PlannerServiceTest, EveryWatcherIsWokenByTheRoundThatPlacesAndWatchesOnForTheNext) {
+  // More watchers than gRPC's callback threads: a watch holds none while it waits.
+  constexpr int kWatchers = 48;
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::unique_ptr<grpc::ClientReader<taot::v1::Prefetch>>> readers;
+  taot::v1::WatchPrefetchesRequest watch;
+  watch.set_job_id("job-1");
+  for (int i = 0; i < kWatchers; ++i) {
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    readers.push_back(stub_->WatchPrefetches(contexts.back().get(), watch));
+  }
+  ASSERT_TRUE(WatchersBecome(*job_, kWatchers));
+  for (int64_t step : {40, 41}) {
+    grpc::ClientContext context;
+    taot::v1::Plan plan;
+    ASSERT_TRUE(stub_->ReportMatrix(&context, Matrix(step, 1), &plan).ok());
+    for (auto& reader : readers) {
+      taot::v1::Prefetch prefetch;
+      ASSERT_TRUE(reader->Read(&prefetch));
+      EXPECT_EQ(prefetch.step(), step + 1);
+      EXPECT_EQ(prefetch.layer(), 1);
+    }
+  }
+  for (auto& context : contexts) context->TryCancel();
+  for (auto& reader : readers) EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+}
+
+TEST_F(PlannerServiceTest, AWatchThatGoesAwayLeavesNoWatcherBehind) {
+  grpc::ClientContext context;
+  taot::v1::WatchPrefetchesRequest watch;
+  watch.set_job_id("job-1");
+  auto reader = stub_->WatchPrefetches(&context, watch);
+  ASSERT_TRUE(WatchersBecome(*job_, 1));
+  context.TryCancel();
+  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_TRUE(WatchersBecome(*job_, 0));
+}
+
+TEST_F(PlannerServiceTest, AWatchOfAnotherJobIsRefusedAtOnce) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  taot::v1::WatchPrefetchesRequest watch;
+  watch.set_job_id("job-2");
+  auto reader = stub_->WatchPrefetches(&context, watch);
+  taot::v1::Prefetch prefetch;
+  EXPECT_FALSE(reader->Read(&prefetch));
+  const grpc::Status s = reader->Finish();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_NE(s.error_message().find("unknown job 'job-2'"), std::string::npos) << s.error_message();
 }
 
 TEST_F(PlannerServiceTest, AdminShowsStatusSwapsThePlannerAndPlansACase) {

@@ -175,7 +175,7 @@ class ServiceHardeningTest : public ::testing::Test {
 TEST_F(ServiceHardeningTest, UndecodableRequestsAreRefusedAfterTheTokenAndCounted) {
   const std::vector<std::pair<std::string, std::string>> rpcs = {
       {"/taot.v1.Planner/RegisterRank", "taot.v1.RegisterRankRequest"},
-      {"/taot.v1.Planner/WatchPlacements", "taot.v1.WatchPlacementsRequest"},
+      {"/taot.v1.Planner/WatchPrefetches", "taot.v1.WatchPrefetchesRequest"},
       {"/taot.v1.Admin/GetStatus", "taot.v1.StatusRequest"},
       {"/taot.v1.Admin/SetPlanner", "taot.v1.SetPlannerRequest"},
       {"/taot.v1.Admin/PlanCase", "taot.v1.PlanCaseRequest"},

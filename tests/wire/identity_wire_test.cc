@@ -34,7 +34,7 @@ TEST(IdentityWireTest, TheFallbackIsFlaggedWithItsReason) {
 
 TEST(IdentityWireTest, APushedReplicaSetRoundTrips) {
   const PlanIdentity identity{3, 99, Provenance::kPushedReplicas, ""};
-  taot::v1::Placement message;
+  taot::v1::Prefetch message;
   IdentityToProto(identity, message);
   EXPECT_EQ(message.version(), 3u);
   EXPECT_EQ(message.hash(), 99u);

@@ -14,12 +14,12 @@ PlanIdentity IdentityFromProto(const taot::v1::Plan& message) {
           message.fallback() ? Provenance::kNoReplication : Provenance::kDaemonRound, message.fallback_reason()};
 }
 
-void IdentityToProto(const PlanIdentity& identity, taot::v1::Placement& out) {
+void IdentityToProto(const PlanIdentity& identity, taot::v1::Prefetch& out) {
   out.set_version(identity.version);
   out.set_hash(identity.hash);
 }
 
-PlanIdentity IdentityFromProto(const taot::v1::Placement& message) {
+PlanIdentity IdentityFromProto(const taot::v1::Prefetch& message) {
   return {message.version(), message.hash(), Provenance::kPushedReplicas, ""};
 }
 

@@ -1,5 +1,5 @@
 // libtaot_client's entry point: the plan every rank applies to a layer, in one of three modes
-// (DESIGN.md, "Where planning runs"):
+// (docs/design.md, "The data path of one layer"):
 //   remote:     each rank reports its load row to the daemon and gets the round's plan;
 //   predictive: the daemon pushes each layer's replicas ahead of time; at the layer the ranks
 //               split their actual (all-gathered) counts over them, with no RPC on the way;

@@ -1,5 +1,5 @@
 // The NCCL transport: buffers in GPU memory, a communicator of taot's own (never the trainer's)
-// and a side CUDA stream, so replica moves overlap the trainer's work (DESIGN.md; DeepEP builds
+// and a side CUDA stream, so replica moves overlap the trainer's work (docs/design.md, "Conventions"; DeepEP builds
 // its communicator the same way, from a unique id the ranks share). Built when CUDA and NCCL are
 // found (TAOT_WITH_NCCL). Every wait polls with a deadline; a peer that does not answer in time
 // aborts the communicator (NCCL's non-blocking mode) and the call fails with DEADLINE_EXCEEDED,

@@ -1,5 +1,5 @@
 // A fingerprint of a plan's content, so that ranks can check cheaply that they hold the same
-// plan before any weight moves (DESIGN.md, "Where planning runs").
+// plan before any weight moves (docs/design.md, "The data path of one layer").
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // The daemon's Prometheus metrics (served on their own port, docs/operations.md lists them).
-// Names follow DESIGN.md: prefix taot_, base units, _total on counters; labels are bounded
+// Names follow docs/design.md ("Conventions"): prefix taot_, base units, _total on counters; labels are bounded
 // (planner, outcome, rpc, code, layer, placement), never one per expert.
 #pragma once
 

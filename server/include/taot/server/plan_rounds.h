@@ -2,10 +2,10 @@
 // round); the round is planned once, when its last row arrives, and every rank gets the same
 // plan, version and hash. A round still missing rows at its deadline gets an explicit
 // no-replication plan, flagged, for every waiting rank and for every rank that arrives later.
-// gRPC-free: the service (issue 4) wraps it, and the tests drive it directly.
+// The rounds plan with their PlannerSlots and, in the predictive mode, feed their PrefetchFeed.
+// gRPC-free: the service wraps it, and the tests drive it directly.
 #pragma once
 
-#include <compare>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -25,19 +25,14 @@
 #include "taot/planner/plan.h"
 #include "taot/planner/plan_identity.h"
 #include "taot/planner/plan_request.h"
-#include "taot/planner/planner.h"
-#include "taot/planner/registry.h"
-#include "taot/planner/run_planner.h"
-#include "taot/planner/scorecard.h"
 #include "taot/planner/problem.h"
+#include "taot/planner/registry.h"
+#include "taot/planner/scorecard.h"
+#include "taot/server/planner_slots.h"
+#include "taot/server/prefetch_feed.h"
+#include "taot/server/round_key.h"
 
 namespace taot::server {
-
-struct RoundKey {
-  int64_t step = 0;
-  int32_t layer = 0;
-  auto operator<=>(const RoundKey&) const = default;
-};
 
 // What every rank of a round receives.
 struct RoundPlan {
@@ -61,17 +56,6 @@ struct RoundPlan {
   mutable std::string wire_;
 };
 
-// The predictive mode's push (DESIGN.md): the replicas to prefetch for a coming (step, layer),
-// placed from the loads of the same layer's latest planned round. Ranks split their actual
-// tokens over them at the layer (SplitOverReplicas), with no planner call on the critical path.
-struct Placement {
-  RoundKey key;  // the round it is for
-  std::vector<Replica> replicas;
-  // kPushedReplicas; the hash is PlanHash of a plan with these replicas and no assignments.
-  PlanIdentity identity;
-  uint64_t sequence = 0;  // counts up from 1 over everything published
-};
-
 struct RoundsConfig {
   // The job's problem, shared by every round's request.
   std::shared_ptr<const Problem> problem;
@@ -93,7 +77,7 @@ struct RoundsConfig {
   std::function<void(const std::string& name, uint64_t version)> on_planner_dropped;
   // Where planners come from by name (built-ins, and plugins the daemon registered).
   const PlannerRegistry* registry = &PlannerRegistry::BuiltIn();
-  // Place every planned layer's next step from the start (else from the first WaitPlacements).
+  // Place every planned layer's next step from the start (else from the feed's first watcher).
   bool place = false;
 };
 
@@ -137,19 +121,12 @@ class PlanRounds {
   // reported must match it.
   absl::StatusOr<std::shared_ptr<const RoundPlan>> ReportMatrix(RoundKey key, LoadMatrix load);
 
-  // Placements with a sequence above `after`, oldest first, waiting until one exists or
-  // `wait_until` passes (then none). While a caller is waiting or has waited recently, every
-  // planned round also places its layer's next step (the planning rank's thread does it after
-  // the round's plan is out).
-  std::vector<std::shared_ptr<const Placement>> WaitPlacements(uint64_t after, absl::Time wait_until);
+  // The predictive feed. Once it is on (RoundsConfig::place, or its first watcher), every
+  // planned round also places its layer's next step: the thread that planned the round does it,
+  // after the round's plan is out.
+  PrefetchFeed& prefetches() { return prefetches_; }
 
-  // The planner in use, its configuration version and parameters.
-  struct PlannerInUse {
-    std::string name;
-    uint64_t version = 0;
-    PlannerParams params;
-  };
-  PlannerInUse planner() const;
+  PlannerInUse planner() const { return planners_.in_use(); }
 
   // How many ranks have reported their rows of a live round (0 for one not started or dropped).
   int RowsIn(RoundKey key) const;
@@ -158,13 +135,6 @@ class PlanRounds {
   std::vector<std::shared_ptr<const RoundPlan>> RecentPlans(size_t n) const;
 
  private:
-  struct PlannerSlot {
-    std::string name;
-    PlannerParams params;
-    uint64_t version = 0;
-    std::unique_ptr<Planner> planner;
-    absl::Mutex mu;  // planners keep buffers: one plan at a time each
-  };
   enum class State { kCollecting, kPlanning, kDone };
   struct Round {
     PlanRequest request;  // the job's problem and the rows reported so far
@@ -174,14 +144,13 @@ class PlanRounds {
     absl::Time deadline;
     State state = State::kCollecting;
     // While planning: the planner, and when its waiters get the fallback if it has not finished.
-    std::shared_ptr<PlannerSlot> planning_slot;
+    std::shared_ptr<const PlannerSlot> planning_slot;
     absl::Time planning_deadline = absl::InfiniteFuture();
     std::shared_ptr<const RoundPlan> result;
     std::vector<SettledCallback> waiters;  // WhenSettled's, answered at Publish
   };
 
-  explicit PlanRounds(RoundsConfig config) : config_(std::move(config)) {}
-  absl::Status SetPlanner(const std::string& name, const PlannerParams& params, uint64_t version);
+  explicit PlanRounds(RoundsConfig config);
   absl::Status CheckKey(RoundKey key) const;
   // The round for `key`, created on first use; stale keys fail. Shared: a caller waiting on a
   // round keeps it alive when newer steps drop it from the map.
@@ -201,32 +170,25 @@ class PlanRounds {
   // Publishes the fallback of every round with callbacks that is still collecting at its deadline
   // (all of them when stopping).
   void RunTimer() ABSL_LOCKS_EXCLUDED(mu_);
-  // Runs `slot`'s planner on `request` with the rounds' lock released; DEADLINE_EXCEEDED when the
-  // planner is still busy with another round at `deadline`.
-  absl::StatusOr<ScoredPlan> PlanUnlocked(PlannerSlot& slot, const PlanRequest& request, absl::Time deadline)
+  // Runs `slot`'s planner on `request` with the rounds' lock released: other rounds go on
+  // meanwhile, and the timer answers this one if the planner is late.
+  absl::StatusOr<ScoredPlan> PlanUnlocked(const PlannerSlot& slot, const PlanRequest& request)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Replaces a failing or hung planner by the one before it, if `slot` is still in use and there
-  // is one; the replacement gets the next version (versions only count up).
-  void DropPlanner(const std::shared_ptr<PlannerSlot>& slot, std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Frees the room for one more round's load matrix, dropping settled rounds of the oldest steps.
   absl::Status MakeRoom() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Forget(std::map<RoundKey, std::shared_ptr<Round>>::iterator first,
               std::map<RoundKey, std::shared_ptr<Round>>::iterator last) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Places (step + 1, layer) from a planned round's loads, outside the lock, and publishes it.
-  void Place(RoundKey key, const PlanRequest& planned, PlannerSlot& slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Feeds the prefetches of the round after a planned one, with the rounds' lock released.
+  void Place(RoundKey key, const PlanRequest& planned, const PlannerSlot& slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const RoundsConfig config_;
+  PlannerSlots planners_;
+  PrefetchFeed prefetches_;
   mutable absl::Mutex mu_;
   std::map<RoundKey, std::shared_ptr<Round>> rounds_ ABSL_GUARDED_BY(mu_);
   int64_t round_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // the load matrices of rounds_
   int64_t newest_step_ ABSL_GUARDED_BY(mu_) = -1;
   std::vector<std::shared_ptr<const RoundPlan>> recent_ ABSL_GUARDED_BY(mu_);
-  std::shared_ptr<PlannerSlot> planner_ ABSL_GUARDED_BY(mu_);
-  std::shared_ptr<PlannerSlot> previous_ ABSL_GUARDED_BY(mu_);  // what a failing planner falls back to
-  // The predictive push: on once anyone waits for placements; the latest ones, oldest first.
-  bool placing_ ABSL_GUARDED_BY(mu_) = false;
-  std::vector<std::shared_ptr<const Placement>> placements_ ABSL_GUARDED_BY(mu_);
-  uint64_t placement_sequence_ ABSL_GUARDED_BY(mu_) = 0;
   // Callbacks whose rounds settled, with their plans, waiting for the lock's release.
   std::vector<std::pair<SettledCallback, std::shared_ptr<const RoundPlan>>> settled_ ABSL_GUARDED_BY(mu_);
   // The rounds with callbacks that were collecting when the timer last looked.

@@ -3,15 +3,14 @@
 // messages, every domain type through the wire layer (taot/wire); absl errors become gRPC
 // statuses with the same code and message, so bad input reads the same on either side.
 //
-// The planning RPCs (ReportLoad, ReportMatrix, Stream) use gRPC's callback API with raw
-// messages: a rank waiting for its round holds no thread, and a round's plan is encoded once
-// and the same bytes go to every rank (RoundPlan::Wire).
+// Every RPC uses gRPC's callback API with raw messages: a rank waiting for its round, or
+// watching for prefetches, holds no thread; a round's plan is encoded once and the same bytes go
+// to every rank (RoundPlan::Wire); a watch is woken by the round that places (PrefetchFeed).
 //
 // Every RPC decodes its own request, after the token: gRPC's generated handlers decode first
-// and answer INTERNAL, with no message, even to a caller without the token. The other RPCs use
-// the "streamed" sync handlers (the request read by our code, on gRPC's sync threads as
-// before): PlanCase may plan for seconds and WatchPlacements waits in a loop, neither of which
-// belongs on a callback thread.
+// and answer INTERNAL, with no message, even to a caller without the token. The unary RPCs that
+// wait for nothing (RegisterRank, ReportMatrix and the Admin service) answer within the
+// callback; ReportMatrix and PlanCase plan there, on gRPC's callback thread.
 #pragma once
 
 #include <string>
@@ -27,8 +26,8 @@ namespace taot::server {
 // UNAUTHENTICATED, and nothing changes). The health service is separate and needs none.
 using PlannerServiceBase = taot::v1::Planner::WithRawCallbackMethod_ReportLoad<
     taot::v1::Planner::WithRawCallbackMethod_ReportMatrix<taot::v1::Planner::WithRawCallbackMethod_Stream<
-        taot::v1::Planner::WithStreamedUnaryMethod_RegisterRank<
-            taot::v1::Planner::WithSplitStreamingMethod_WatchPlacements<taot::v1::Planner::Service>>>>>;
+        taot::v1::Planner::WithRawCallbackMethod_RegisterRank<
+            taot::v1::Planner::WithRawCallbackMethod_WatchPrefetches<taot::v1::Planner::Service>>>>>;
 
 class PlannerService final : public PlannerServiceBase {
  public:
@@ -38,60 +37,51 @@ class PlannerService final : public PlannerServiceBase {
 
   explicit PlannerService(Job& job, std::string token = "") : job_(job), token_(std::move(token)) {}
 
-  grpc::Status StreamedRegisterRank(
-      grpc::ServerContext* context,
-      grpc::ServerUnaryStreamer<taot::v1::RegisterRankRequest, taot::v1::RegisterRankResponse>* streamer) override;
+  grpc::ServerUnaryReactor* RegisterRank(grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+                                         grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* ReportLoad(grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
                                        grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* ReportMatrix(grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
                                          grpc::ByteBuffer* response) override;
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Stream(grpc::CallbackServerContext* context) override;
-  grpc::Status StreamedWatchPlacements(
-      grpc::ServerContext* context,
-      grpc::ServerSplitStreamer<taot::v1::WatchPlacementsRequest, taot::v1::Placement>* streamer) override;
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* WatchPrefetches(grpc::CallbackServerContext* context,
+                                                              const grpc::ByteBuffer* request) override;
 
  private:
   class ReportLoadReactor;
   class StreamReactor;
+  class WatchReactor;
 
-  absl::Status DoWatchPlacements(
-      grpc::ServerContext* context, const taot::v1::WatchPlacementsRequest* request,
-      grpc::ServerSplitStreamer<taot::v1::WatchPlacementsRequest, taot::v1::Placement>* writer);
-  // The RPCs' bodies; the overrides count each outcome (JobObserver::OnRequest).
-  absl::Status DoRegisterRank(grpc::ServerContext* context, const taot::v1::RegisterRankRequest* request,
-                              taot::v1::RegisterRankResponse* response);
+  absl::Status DoRegisterRank(const taot::v1::RegisterRankRequest& request, taot::v1::RegisterRankResponse& response);
   // Finishes a callback RPC and counts its outcome.
   void Finish(grpc::ServerUnaryReactor* reactor, std::string_view rpc, const absl::Status& status);
-  // The job's rounds for a request naming `job_id`: NOT_FOUND for another job,
+  // The rounds of `job_id`'s run `run_id` (empty: the current run): NOT_FOUND for another job,
   // FAILED_PRECONDITION while ranks are still registering.
-  // The rounds of `job_id`'s run `run_id` (empty: the current run).
   absl::StatusOr<std::shared_ptr<PlanRounds>> RoundsFor(const std::string& job_id, const std::string& run_id);
 
   Job& job_;
   const std::string token_;
 };
 
-class AdminService final : public taot::v1::Admin::StreamedUnaryService {
+using AdminServiceBase = taot::v1::Admin::WithRawCallbackMethod_GetStatus<
+    taot::v1::Admin::WithRawCallbackMethod_SetPlanner<
+        taot::v1::Admin::WithRawCallbackMethod_PlanCase<taot::v1::Admin::Service>>>;
+
+class AdminService final : public AdminServiceBase {
  public:
   explicit AdminService(Job& job, std::string token = "") : job_(job), token_(std::move(token)) {}
 
-  grpc::Status StreamedGetStatus(
-      grpc::ServerContext* context,
-      grpc::ServerUnaryStreamer<taot::v1::StatusRequest, taot::v1::StatusResponse>* streamer) override;
-  grpc::Status StreamedSetPlanner(
-      grpc::ServerContext* context,
-      grpc::ServerUnaryStreamer<taot::v1::SetPlannerRequest, taot::v1::SetPlannerResponse>* streamer) override;
-  grpc::Status StreamedPlanCase(
-      grpc::ServerContext* context,
-      grpc::ServerUnaryStreamer<taot::v1::PlanCaseRequest, taot::v1::Plan>* streamer) override;
+  grpc::ServerUnaryReactor* GetStatus(grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+                                      grpc::ByteBuffer* response) override;
+  grpc::ServerUnaryReactor* SetPlanner(grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+                                       grpc::ByteBuffer* response) override;
+  grpc::ServerUnaryReactor* PlanCase(grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+                                     grpc::ByteBuffer* response) override;
 
  private:
-  absl::Status DoGetStatus(grpc::ServerContext* context, const taot::v1::StatusRequest* request,
-                           taot::v1::StatusResponse* response);
-  absl::Status DoSetPlanner(grpc::ServerContext* context, const taot::v1::SetPlannerRequest* request,
-                            taot::v1::SetPlannerResponse* response);
-  absl::Status DoPlanCase(grpc::ServerContext* context, const taot::v1::PlanCaseRequest* request,
-                          taot::v1::Plan* response);
+  absl::Status DoGetStatus(taot::v1::StatusResponse& response);
+  absl::Status DoSetPlanner(const taot::v1::SetPlannerRequest& request, taot::v1::SetPlannerResponse& response);
+  absl::Status DoPlanCase(const taot::v1::PlanCaseRequest& request, taot::v1::Plan& response);
 
   Job& job_;
   const std::string token_;

@@ -12,7 +12,7 @@
 
 namespace taot::sim {
 
-// Where planning runs (DESIGN.md, "Where planning runs").
+// Where planning runs (docs/design.md, "The data path of one layer").
 enum class PlanningMode {
   kLocal,       // every rank runs the planner on the all-gathered counts
   kRemote,      // a rank asks the daemon and waits: the planner plus a round trip

@@ -1,0 +1,88 @@
+// The planner a job's rounds plan with, and the one before it. A swap (SetPlanner) keeps the
+// planner in use as the one to fall back to; a planner that fails on a round (a plugin's invalid
+// plan, a hang) is dropped for it. Every configuration put in use gets a version above all
+// before it, the fallen-back-to one included, so a version never names two configurations and
+// ranks comparing (version, hash) never mistake one for the other.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "taot/planner/plan_request.h"
+#include "taot/planner/planner.h"
+#include "taot/planner/registry.h"
+#include "taot/planner/run_planner.h"
+
+namespace taot::server {
+
+// One planner configuration. Immutable but for the planner's own state: planners keep
+// buffers, so the slots that share a planner take turns with it (Plan).
+class PlannerSlot {
+ public:
+  PlannerSlot(std::string name, PlannerParams params, uint64_t version, std::unique_ptr<Planner> planner);
+
+  const std::string& name() const { return name_; }
+  const PlannerParams& params() const { return params_; }
+  uint64_t version() const { return version_; }
+
+  // RunPlanner on `request` (validated, timed, scored), once the planner is free.
+  absl::StatusOr<ScoredPlan> Plan(const PlanRequest& request) const;
+
+  // The same planner (and its turns) under another version.
+  std::shared_ptr<const PlannerSlot> Renumbered(uint64_t version) const;
+
+ private:
+  struct Turns {
+    absl::Mutex mu;
+    std::unique_ptr<Planner> planner;
+  };
+  PlannerSlot(std::string name, PlannerParams params, uint64_t version, std::shared_ptr<Turns> turns);
+
+  std::string name_;
+  PlannerParams params_;
+  uint64_t version_;
+  std::shared_ptr<Turns> turns_;
+};
+
+// The planner in use, its configuration version and parameters.
+struct PlannerInUse {
+  std::string name;
+  uint64_t version = 0;
+  PlannerParams params;
+};
+
+class PlannerSlots {
+ public:
+  // `on_dropped` is called (under the slots' lock: keep it short; metrics) with the planner that
+  // replaces a failing one.
+  using DroppedCallback = std::function<void(const std::string& name, uint64_t version)>;
+  PlannerSlots(const PlannerRegistry& registry, DroppedCallback on_dropped);
+
+  // Creates `name` from the registry and puts it in use: with `version`, or with the next one
+  // after the planner in use. On error (the registry's) nothing changes.
+  absl::Status Set(const std::string& name, const PlannerParams& params,
+                   std::optional<uint64_t> version = std::nullopt);
+
+  // The planner in use; null before the first Set.
+  std::shared_ptr<const PlannerSlot> current() const;
+  PlannerInUse in_use() const;
+
+  // Replaces `failing` by the planner before it, under the next version, when `failing` is still
+  // in use and there is one to go back to; then `reason` says so ("; back to planner NAME").
+  void Drop(const std::shared_ptr<const PlannerSlot>& failing, std::string& reason);
+
+ private:
+  const PlannerRegistry& registry_;
+  const DroppedCallback on_dropped_;
+  mutable absl::Mutex mu_;
+  std::shared_ptr<const PlannerSlot> current_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const PlannerSlot> previous_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace taot::server

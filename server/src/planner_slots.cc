@@ -1,0 +1,62 @@
+#include "taot/server/planner_slots.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "taot/server/log.h"
+
+namespace taot::server {
+
+PlannerSlot::PlannerSlot(std::string name, PlannerParams params, uint64_t version, std::unique_ptr<Planner> planner)
+    : PlannerSlot(std::move(name), std::move(params), version, std::make_shared<Turns>()) {
+  turns_->planner = std::move(planner);
+}
+
+PlannerSlot::PlannerSlot(std::string name, PlannerParams params, uint64_t version, std::shared_ptr<Turns> turns)
+    : name_(std::move(name)), params_(std::move(params)), version_(version), turns_(std::move(turns)) {}
+
+absl::StatusOr<ScoredPlan> PlannerSlot::Plan(const PlanRequest& request) const {
+  absl::MutexLock lock(&turns_->mu);
+  return RunPlanner(*turns_->planner, request);
+}
+
+std::shared_ptr<const PlannerSlot> PlannerSlot::Renumbered(uint64_t version) const {
+  return std::shared_ptr<const PlannerSlot>(new PlannerSlot(name_, params_, version, turns_));
+}
+
+PlannerSlots::PlannerSlots(const PlannerRegistry& registry, DroppedCallback on_dropped)
+    : registry_(registry), on_dropped_(std::move(on_dropped)) {}
+
+absl::Status PlannerSlots::Set(const std::string& name, const PlannerParams& params, std::optional<uint64_t> version) {
+  // Created outside the lock: a plugin's planner may take a while.
+  absl::StatusOr<std::unique_ptr<Planner>> planner = registry_.Create(name, params);
+  if (!planner.ok()) return planner.status();
+  absl::MutexLock lock(&mu_);
+  const uint64_t v = version.value_or(current_ == nullptr ? 1 : current_->version() + 1);
+  previous_ = std::move(current_);
+  current_ = std::make_shared<const PlannerSlot>(name, params, v, *std::move(planner));
+  return absl::OkStatus();
+}
+
+std::shared_ptr<const PlannerSlot> PlannerSlots::current() const {
+  absl::MutexLock lock(&mu_);
+  return current_;
+}
+
+PlannerInUse PlannerSlots::in_use() const {
+  absl::MutexLock lock(&mu_);
+  return {current_->name(), current_->version(), current_->params()};
+}
+
+void PlannerSlots::Drop(const std::shared_ptr<const PlannerSlot>& failing, std::string& reason) {
+  absl::MutexLock lock(&mu_);
+  if (failing != current_ || previous_ == nullptr) return;
+  absl::StrAppend(&reason, "; back to planner ", previous_->name());
+  Log(LogLevel::kError, "planner failed; back to the previous one",
+      {{"planner", failing->name()}, {"previous", previous_->name()}, {"reason", reason}});
+  current_ = previous_->Renumbered(current_->version() + 1);
+  previous_.reset();
+  if (on_dropped_) on_dropped_(current_->name(), current_->version());
+}
+
+}  // namespace taot::server
