@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
+
+#include "absl/strings/str_cat.h"
 
 namespace taot::wire {
 namespace {
@@ -11,8 +15,11 @@ namespace {
 // A readable file; gRPC parses the PEM only at the handshake, which the daemon's tests cover.
 class CredentialsTest : public ::testing::Test {
  protected:
+  // A file of this process and this test alone: ctest runs the tests of this fixture in parallel
+  // processes, and other checkouts share the temporary folder.
   void SetUp() override {
-    path_ = testing::TempDir() + "/taot_credentials_test.pem";
+    path_ = absl::StrCat(testing::TempDir(), "/taot_credentials_test.", getpid(), ".",
+                         testing::UnitTest::GetInstance()->current_test_info()->name(), ".pem");
     std::ofstream(path_) << "-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n";
   }
   void TearDown() override { std::remove(path_.c_str()); }
