@@ -18,6 +18,9 @@ template <typename... F>
 struct Overloaded : F... {
   using F::operator()...;
 };
+// Spelled out: clang 14 (the fuzz and sanitizer builds) does not deduce an aggregate's arguments.
+template <typename... F>
+Overloaded(F...) -> Overloaded<F...>;
 
 const std::array<HardwareField, 12> kFields = {{
     {"gemm_tflops", &ClusterSpec::gemm_tflops, 1e-9, kBig},
