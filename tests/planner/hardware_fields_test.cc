@@ -67,7 +67,8 @@ TEST(HardwareFieldsTest, WhatIsWrittenReadsBackBitForBit) {
 }
 
 TEST(HardwareFieldsTest, AbsentKeysKeepThePresetsValues) {
-  planners::ParamReader reader("taot", {{"cluster", "h100"}, {"hidden", "1024"}});
+  const PlannerParams params = {{"cluster", "h100"}, {"hidden", "1024"}};  // outlives the reader
+  planners::ParamReader reader("taot", params);
   absl::StatusOr<planners::Hardware> hw = planners::ReadHardware(reader);
   ASSERT_TRUE(hw.ok()) << hw.status();
   EXPECT_EQ(hw->cluster.nvlink_gbps, ClusterPreset("h100")->nvlink_gbps);
@@ -78,7 +79,8 @@ TEST(HardwareFieldsTest, AbsentKeysKeepThePresetsValues) {
 TEST(HardwareFieldsTest, AValueOutOfItsFieldsRangeIsRefusedByName) {
   for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
            {"nics_per_gpu", "0"}, {"nvlink_gbps", "0"}, {"ib_latency_us", "-1"}, {"top_k", "2000000"}}) {
-    planners::ParamReader reader("taot", {{key, value}});
+    const PlannerParams params = {{key, value}};  // outlives the reader
+    planners::ParamReader reader("taot", params);
     (void)planners::ReadHardware(reader);
     const absl::Status s = reader.Finish();
     EXPECT_FALSE(s.ok()) << key;
