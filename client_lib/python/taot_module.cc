@@ -25,11 +25,14 @@ namespace {
 template <typename T>
 T Unwrap(absl::StatusOr<T> value) {
   if (value.ok()) return *std::move(value);
-  if (value.status().code() == absl::StatusCode::kInvalidArgument) throw py::value_error(std::string(value.status().message()));
+  if (value.status().code() == absl::StatusCode::kInvalidArgument)
+    throw py::value_error(std::string(value.status().message()));
   throw std::runtime_error(std::string(value.status().message()));
 }
 
-void Check(const absl::Status& status) { Unwrap(absl::StatusOr<bool>(status.ok() ? absl::StatusOr<bool>(true) : status)); }
+void Check(const absl::Status& status) {
+  Unwrap(absl::StatusOr<bool>(status.ok() ? absl::StatusOr<bool>(true) : status));
+}
 
 // A timeout argument in seconds: a number in [0, a year], else ValueError naming the argument.
 absl::Duration Seconds(double s, const char* name) {
@@ -98,7 +101,11 @@ PYBIND11_MODULE(taot, m) {
 
 #if TAOT_WITH_NCCL
   m.def(
-      "nccl_unique_id", [] { NcclUniqueId id = Unwrap(NewNcclUniqueId()); return py::bytes(id.data(), id.size()); },
+      "nccl_unique_id",
+      [] {
+        NcclUniqueId id = Unwrap(NewNcclUniqueId());
+        return py::bytes(id.data(), id.size());
+      },
       "A new NCCL unique id (bytes), made on one rank and handed to all (e.g. by the trainer's broadcast).");
   m.def(
       "connect_nccl",
@@ -124,49 +131,55 @@ PYBIND11_MODULE(taot, m) {
 
   py::class_<PendingExchange>(m, "PendingMove", "Weight moves under way")
       .def(
-          "wait", [](PendingExchange& p, double timeout_s) {
+          "wait",
+          [](PendingExchange& p, double timeout_s) {
             py::gil_scoped_release release;
             Check(p.Wait(Seconds(timeout_s, "timeout_s")));
           },
           py::arg("timeout_s") = 60.0, "Blocks until every send and receive is done, or fails after timeout_s.");
 
   py::class_<LayerPlan>(m, "LayerPlan", "The plan every rank applies to one layer")
-      .def_property_readonly("source",
-                             [](const LayerPlan& p) { return std::string(taot::ProvenanceName(p.identity.provenance)); })
+      .def_property_readonly(
+          "source", [](const LayerPlan& p) { return std::string(taot::ProvenanceName(p.identity.provenance)); })
       .def_property_readonly("reason", [](const LayerPlan& p) { return p.identity.reason; })
       .def_property_readonly("version", [](const LayerPlan& p) { return p.identity.version; })
       .def_property_readonly("plan_seconds", [](const LayerPlan& p) { return absl::ToDoubleSeconds(p.plan_time); })
       .def_property_readonly("agreement_seconds",
                              [](const LayerPlan& p) { return absl::ToDoubleSeconds(p.agreement_time); })
       .def_property_readonly("hash", [](const LayerPlan& p) { return p.identity.hash; })
-      .def_property_readonly("replicas",
-                             [](const LayerPlan& p) {
-                               std::vector<std::pair<int, int>> out;
-                               for (const taot::Replica& r : p.plan.replicas) out.emplace_back(r.expert, r.rank);
-                               return out;
-                             },
-                             "(expert, guest rank) pairs")
-      .def_property_readonly("assignments",
-                             [](const LayerPlan& p) {
-                               py::array_t<int64_t> out({static_cast<py::ssize_t>(p.plan.assignments.size()), py::ssize_t{4}});
-                               auto v = out.mutable_unchecked<2>();
-                               for (size_t i = 0; i < p.plan.assignments.size(); ++i) {
-                                 const taot::Assignment& a = p.plan.assignments[i];
-                                 v(i, 0) = a.source;
-                                 v(i, 1) = a.expert;
-                                 v(i, 2) = a.rank;
-                                 v(i, 3) = a.tokens;
-                               }
-                               return out;
-                             },
-                             "rows of (source, expert, guest rank, tokens)")
-      .def("guest_slots", [](const LayerPlan& p, int rank) { return GuestSlots(p.plan, rank); }, py::arg("rank"),
-           "The expert in each of `rank`'s guest slots, slot order");
+      .def_property_readonly(
+          "replicas",
+          [](const LayerPlan& p) {
+            std::vector<std::pair<int, int>> out;
+            for (const taot::Replica& r : p.plan.replicas) out.emplace_back(r.expert, r.rank);
+            return out;
+          },
+          "(expert, guest rank) pairs")
+      .def_property_readonly(
+          "assignments",
+          [](const LayerPlan& p) {
+            py::array_t<int64_t> out({static_cast<py::ssize_t>(p.plan.assignments.size()), py::ssize_t{4}});
+            auto v = out.mutable_unchecked<2>();
+            for (size_t i = 0; i < p.plan.assignments.size(); ++i) {
+              const taot::Assignment& a = p.plan.assignments[i];
+              v(i, 0) = a.source;
+              v(i, 1) = a.expert;
+              v(i, 2) = a.rank;
+              v(i, 3) = a.tokens;
+            }
+            return out;
+          },
+          "rows of (source, expert, guest rank, tokens)")
+      .def(
+          "guest_slots", [](const LayerPlan& p, int rank) { return GuestSlots(p.plan, rank); }, py::arg("rank"),
+          "The expert in each of `rank`'s guest slots, slot order");
 
   m.def(
       "reroute",
-      [](const LayerPlan& plan, int ranks, int experts, int rank, py::array_t<int32_t, py::array::c_style | py::array::forcecast> expert_ids) {
-        if (expert_ids.ndim() != 1) throw py::value_error("expert_ids: must be one-dimensional (one entry per routed pair)");
+      [](const LayerPlan& plan, int ranks, int experts, int rank,
+         py::array_t<int32_t, py::array::c_style | py::array::forcecast> expert_ids) {
+        if (expert_ids.ndim() != 1)
+          throw py::value_error("expert_ids: must be one-dimensional (one entry per routed pair)");
         RerouteTable table = Unwrap(RerouteTable::For(plan.plan, ranks, experts, rank));
         py::array_t<int32_t> dest(expert_ids.shape(0));
         py::array_t<int64_t> sends(ranks);
@@ -209,18 +222,19 @@ PYBIND11_MODULE(taot, m) {
              py::gil_scoped_release release;
              return PyClient{Unwrap(Client::Create(o, std::move(transport)))};
            }),
-           py::arg("transport"), py::arg("experts"), py::arg("node"), py::arg("mode") = "local", py::arg("address") = "",
-           py::arg("job_id") = "", py::arg("slots_per_rank") = 2, py::arg("expert_bytes") = 0, py::arg("token") = "",
-           py::arg("call_timeout_s") = 1.0, py::arg("placement_wait_s") = 0.02, py::arg("collective_timeout_s") = 60.0,
-           py::arg("planner") = "taot", py::arg("params") = std::map<std::string, std::string>{},
-           py::arg("tls_ca") = "", py::arg("tls_cert") = "", py::arg("tls_key") = "",
-           py::arg("connect_timeout_s") = 10.0, py::arg("run_id") = "",
+           py::arg("transport"), py::arg("experts"), py::arg("node"), py::arg("mode") = "local",
+           py::arg("address") = "", py::arg("job_id") = "", py::arg("slots_per_rank") = 2, py::arg("expert_bytes") = 0,
+           py::arg("token") = "", py::arg("call_timeout_s") = 1.0, py::arg("placement_wait_s") = 0.02,
+           py::arg("collective_timeout_s") = 60.0, py::arg("planner") = "taot",
+           py::arg("params") = std::map<std::string, std::string>{}, py::arg("tls_ca") = "", py::arg("tls_cert") = "",
+           py::arg("tls_key") = "", py::arg("connect_timeout_s") = 10.0, py::arg("run_id") = "",
            "connect_timeout_s bounds connecting and registering (tried again with back-off within it); run_id "
            "names this run of the job (the same on every rank; default: drawn by rank 0), so that a restarted "
            "or resumed trainer's steps start over at the daemon")
       .def(
           "plan_layer",
-          [](PyClient& c, int64_t step, int layer, py::array_t<int64_t, py::array::c_style | py::array::forcecast> counts) {
+          [](PyClient& c, int64_t step, int layer,
+             py::array_t<int64_t, py::array::c_style | py::array::forcecast> counts) {
             if (counts.ndim() != 1) throw py::value_error("counts: must be one-dimensional (tokens per expert)");
             std::span<const int64_t> row(counts.data(), static_cast<size_t>(counts.shape(0)));
             py::gil_scoped_release release;
@@ -230,8 +244,8 @@ PYBIND11_MODULE(taot, m) {
           "The plan for (step, layer) from this rank's routed pairs per expert; the same on every rank.")
       .def(
           "move_weights",
-          [](PyClient& c, const LayerPlan& plan, const std::vector<uintptr_t>& home, const std::vector<uintptr_t>& slots,
-             size_t nbytes, double timeout_s) {
+          [](PyClient& c, const LayerPlan& plan, const std::vector<uintptr_t>& home,
+             const std::vector<uintptr_t>& slots, size_t nbytes, double timeout_s) {
             MovedBytes moved;
             py::gil_scoped_release release;
             Check(StartMoves(c, plan, home, slots, nbytes, &moved)->Wait(Seconds(timeout_s, "timeout_s")));
@@ -239,11 +253,12 @@ PYBIND11_MODULE(taot, m) {
           },
           py::arg("plan"), py::arg("home"), py::arg("slots"), py::arg("nbytes"), py::arg("timeout_s") = 60.0,
           "Sends this rank's replicated home experts to their guests and receives its replicas into its slots. home: "
-          "E/R addresses, slots: K addresses, each a contiguous buffer of nbytes. Returns (bytes sent, bytes received).")
+          "E/R addresses, slots: K addresses, each a contiguous buffer of nbytes. Returns (bytes sent, bytes "
+          "received).")
       .def(
           "start_weight_moves",
-          [](PyClient& c, const LayerPlan& plan, const std::vector<uintptr_t>& home, const std::vector<uintptr_t>& slots,
-             size_t nbytes) {
+          [](PyClient& c, const LayerPlan& plan, const std::vector<uintptr_t>& home,
+             const std::vector<uintptr_t>& slots, size_t nbytes) {
             py::gil_scoped_release release;
             return StartMoves(c, plan, home, slots, nbytes, nullptr);
           },
@@ -251,8 +266,8 @@ PYBIND11_MODULE(taot, m) {
           "move_weights without waiting: returns a PendingMove; the buffers must live until its wait() returns.")
       .def(
           "return_gradients",
-          [](PyClient& c, const LayerPlan& plan, const std::vector<uintptr_t>& home, const std::vector<uintptr_t>& slots,
-             size_t nbytes, double timeout_s) {
+          [](PyClient& c, const LayerPlan& plan, const std::vector<uintptr_t>& home,
+             const std::vector<uintptr_t>& slots, size_t nbytes, double timeout_s) {
             ExpertBuffers buffers{nbytes, Pointers(home), Pointers(slots)};
             MovedBytes moved;
             py::gil_scoped_release release;

@@ -143,7 +143,8 @@ taot_status taot_gloo_connect(int rank, int size, const char* directory, const c
     o.size = size;
     if (hostname != nullptr) o.hostname = hostname;
     o.timeout = *timeout;
-    absl::StatusOr<std::unique_ptr<taot::client::Transport>> t = taot::client::ConnectGlooThroughDirectory(o, directory);
+    absl::StatusOr<std::unique_ptr<taot::client::Transport>> t =
+        taot::client::ConnectGlooThroughDirectory(o, directory);
     if (!t.ok()) return t.status();
     *out = new taot_transport{std::shared_ptr<taot::client::Transport>(*std::move(t))};
     return absl::OkStatus();
@@ -220,8 +221,8 @@ taot_status taot_client_plan_layer(taot_client* client, int64_t step, int32_t la
     // Before `counts` is read: `experts` says how far it reaches.
     const auto client_experts = static_cast<size_t>(client->client->options().experts);
     if (experts != client_experts) {
-      return absl::InvalidArgumentError(absl::StrCat("experts: must be the client's E = ", client_experts,
-                                                     " (one count per expert), got ", experts));
+      return absl::InvalidArgumentError(
+          absl::StrCat("experts: must be the client's E = ", client_experts, " (one count per expert), got ", experts));
     }
     absl::StatusOr<taot::client::LayerPlan> plan = client->client->PlanLayer(step, layer, {counts, experts});
     if (!plan.ok()) return plan.status();
@@ -260,13 +261,14 @@ size_t taot_plan_guest_slots(const taot_plan* plan, int32_t rank, int32_t* exper
   return slots.size();
 }
 
-taot_status taot_reroute(const taot_plan* plan, int32_t ranks, int32_t experts, int32_t rank,
-                         const int32_t* expert_ids, size_t pairs, int32_t* dest_rank, int64_t* send_counts) {
+taot_status taot_reroute(const taot_plan* plan, int32_t ranks, int32_t experts, int32_t rank, const int32_t* expert_ids,
+                         size_t pairs, int32_t* dest_rank, int64_t* send_counts) {
   return Call([&]() -> absl::Status {
     if (plan == nullptr) return Null("plan");
     if (pairs > 0 && (expert_ids == nullptr || dest_rank == nullptr)) return Null("expert_ids, dest_rank");
     if (send_counts == nullptr) return Null("send_counts");
-    absl::StatusOr<taot::client::RerouteTable> table = taot::client::RerouteTable::For(plan->plan.plan, ranks, experts, rank);
+    absl::StatusOr<taot::client::RerouteTable> table =
+        taot::client::RerouteTable::For(plan->plan.plan, ranks, experts, rank);
     if (!table.ok()) return table.status();
     return taot::client::Reroute(*table, {expert_ids, pairs}, {dest_rank, pairs},
                                  {send_counts, static_cast<size_t>(ranks)});
@@ -287,15 +289,15 @@ taot_status taot_client_move_weights(taot_client* client, const taot_plan* plan,
                  });
 }
 
-taot_status taot_client_return_gradients(taot_client* client, const taot_plan* plan, void* const* home,
-                                         size_t num_home, void* const* slots, size_t num_slots, size_t bytes,
-                                         double timeout_s, int64_t* bytes_sent, int64_t* bytes_received) {
-  return RunMove(client, plan, home, num_home, slots, num_slots, bytes, timeout_s, bytes_sent, bytes_received,
-                 [&](const taot::client::ExpertBuffers& buffers, absl::Duration timeout,
-                     taot::client::MovedBytes& moved) {
-                   return taot::client::ReturnGradients(client->client->transport(), plan->plan.plan,
-                                                        client->client->options().experts, buffers, timeout, &moved);
-                 });
+taot_status taot_client_return_gradients(taot_client* client, const taot_plan* plan, void* const* home, size_t num_home,
+                                         void* const* slots, size_t num_slots, size_t bytes, double timeout_s,
+                                         int64_t* bytes_sent, int64_t* bytes_received) {
+  return RunMove(
+      client, plan, home, num_home, slots, num_slots, bytes, timeout_s, bytes_sent, bytes_received,
+      [&](const taot::client::ExpertBuffers& buffers, absl::Duration timeout, taot::client::MovedBytes& moved) {
+        return taot::client::ReturnGradients(client->client->transport(), plan->plan.plan,
+                                             client->client->options().experts, buffers, timeout, &moved);
+      });
 }
 
 }  // extern "C"

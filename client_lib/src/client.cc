@@ -40,20 +40,26 @@ absl::Status CheckOptions(const ClientOptions& o, int world_size) {
     return absl::InvalidArgumentError(
         absl::StrCat("experts: must be a positive multiple of the world size (", world_size, "), got ", o.experts));
   }
-  if (o.slots_per_rank < 0) return absl::InvalidArgumentError(absl::StrCat("slots_per_rank: must be >= 0, got ", o.slots_per_rank));
-  if (o.expert_bytes < 0) return absl::InvalidArgumentError(absl::StrCat("expert_bytes: must be >= 0, got ", o.expert_bytes));
+  if (o.slots_per_rank < 0)
+    return absl::InvalidArgumentError(absl::StrCat("slots_per_rank: must be >= 0, got ", o.slots_per_rank));
+  if (o.expert_bytes < 0)
+    return absl::InvalidArgumentError(absl::StrCat("expert_bytes: must be >= 0, got ", o.expert_bytes));
   if (o.node.empty()) return absl::InvalidArgumentError("node: must name this rank's host or node");
   if (o.mode != Mode::kLocal && o.address.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("address: mode ", std::string(ModeName(o.mode)), " needs the daemon's address"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("address: mode ", std::string(ModeName(o.mode)), " needs the daemon's address"));
   }
   if (!o.address.empty() && o.job_id.empty()) return absl::InvalidArgumentError("job_id: must name the daemon's job");
-  for (auto [field, d] : {std::pair{"call_timeout", o.call_timeout}, {"connect_timeout", o.connect_timeout},
-                          {"placement_wait", o.placement_wait}, {"collective_timeout", o.collective_timeout}}) {
+  for (auto [field, d] : {std::pair{"call_timeout", o.call_timeout},
+                          {"connect_timeout", o.connect_timeout},
+                          {"placement_wait", o.placement_wait},
+                          {"collective_timeout", o.collective_timeout}}) {
     if (d < absl::ZeroDuration()) return absl::InvalidArgumentError(absl::StrCat(field, ": must not be negative"));
   }
   if (o.reconnect_max_layers < 1) return absl::InvalidArgumentError("reconnect_max_layers: must be >= 1");
   if (o.run_id.size() > kMaxRunIdBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("run_id: must be at most ", kMaxRunIdBytes, " bytes, got ", o.run_id.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("run_id: must be at most ", kMaxRunIdBytes, " bytes, got ", o.run_id.size()));
   }
   return absl::OkStatus();
 }
@@ -108,8 +114,8 @@ std::string_view ModeName(Mode mode) {
 
 class Client::Impl {
  public:
-  Impl(ClientOptions options, Transport& transport, std::shared_ptr<const Problem> problem, std::unique_ptr<Planner> planner,
-       std::unique_ptr<DaemonLink> link, bool all_registered)
+  Impl(ClientOptions options, Transport& transport, std::shared_ptr<const Problem> problem,
+       std::unique_ptr<Planner> planner, std::unique_ptr<DaemonLink> link, bool all_registered)
       : options_(std::move(options)),
         transport_(transport),
         gathered_(EmptyRequest(std::move(problem))),
@@ -368,8 +374,9 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& opti
       if (outcomes[r] == kUnreachable) unreachable.push_back(r);
     }
     if (!refused.empty()) {
-      return absl::FailedPreconditionError(absl::StrCat("the daemon at ", options.address, " refused to register rank(s) ",
-                                                        absl::StrJoin(refused, ", "), " (their errors say why)"));
+      return absl::FailedPreconditionError(absl::StrCat("the daemon at ", options.address,
+                                                        " refused to register rank(s) ", absl::StrJoin(refused, ", "),
+                                                        " (their errors say why)"));
     }
     all_registered = unreachable.empty();
     if (!registered.ok()) {

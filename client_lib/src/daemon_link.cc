@@ -52,8 +52,8 @@ bool IsRefusal(const absl::Status& status) {
   }
 }
 
-absl::StatusOr<std::unique_ptr<DaemonLink>> DaemonLink::Create(const ClientOptions& options, int rank,
-                                                               int world_size, std::string run_id) {
+absl::StatusOr<std::unique_ptr<DaemonLink>> DaemonLink::Create(const ClientOptions& options, int rank, int world_size,
+                                                               std::string run_id) {
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials = wire::ChannelCredentials(
       {{"tls_ca", options.tls_ca}, {"tls_cert", options.tls_cert}, {"tls_key", options.tls_key}});
   if (!credentials.ok()) return credentials.status();

@@ -39,10 +39,12 @@ class GlooExchange final : public PendingExchange {
     const auto deadline = std::chrono::steady_clock::now() + Millis(timeout);
     return Guard("gloo exchange", [&]() -> absl::Status {
       for (auto& b : sends_) {
-        if (!b->waitSend(deadline)) return absl::DeadlineExceededError("gloo exchange: a send did not complete in time");
+        if (!b->waitSend(deadline))
+          return absl::DeadlineExceededError("gloo exchange: a send did not complete in time");
       }
       for (auto& b : recvs_) {
-        if (!b->waitRecv(deadline)) return absl::DeadlineExceededError("gloo exchange: a receive did not complete in time");
+        if (!b->waitRecv(deadline))
+          return absl::DeadlineExceededError("gloo exchange: a receive did not complete in time");
       }
       sends_.clear();
       recvs_.clear();

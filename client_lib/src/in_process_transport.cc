@@ -1,16 +1,16 @@
 #include "taot/client/in_process_transport.h"
 
 #include <condition_variable>
-#include <functional>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
-#include "transport_parts.h"
 #include "absl/time/clock.h"
+#include "transport_parts.h"
 
 namespace taot::client {
 namespace {
@@ -44,7 +44,8 @@ class InProcessExchange final : public PendingExchange {
     for (const RecvOp& op : recvs_) {
       auto& queue = group_->mailbox[{op.peer, rank_, op.tag}];
       if (!WaitUntil(lock, group_->changed, deadline, [&] { return !queue.empty(); })) {
-        return absl::DeadlineExceededError(absl::StrCat("in-process exchange: rank ", op.peer, " sent nothing in time"));
+        return absl::DeadlineExceededError(
+            absl::StrCat("in-process exchange: rank ", op.peer, " sent nothing in time"));
       }
       if (queue.front().size() != op.bytes) {
         return absl::InvalidArgumentError(absl::StrCat("in-process exchange: rank ", op.peer, " sent ",
@@ -89,8 +90,8 @@ class InProcessTransport final : public HostMemoryTransport {
     }
     for (int r = 0; r < g.size; ++r) {
       if (g.rows[r].size() != mine.size()) {
-        return absl::InvalidArgumentError(absl::StrCat("mine: rank ", r, " gathers ", g.rows[r].size(), " entries, this rank ",
-                                                       mine.size()));
+        return absl::InvalidArgumentError(
+            absl::StrCat("mine: rank ", r, " gathers ", g.rows[r].size(), " entries, this rank ", mine.size()));
       }
       std::copy(g.rows[r].begin(), g.rows[r].end(), all.begin() + static_cast<std::ptrdiff_t>(r * mine.size()));
     }

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "transport_parts.h"
 #include "absl/time/clock.h"
 #include "taot/kernels/accumulate.h"
+#include "transport_parts.h"
 
 namespace taot::client {
 namespace {
@@ -43,7 +43,8 @@ absl::Status AwaitComm(ncclComm_t comm, cudaEvent_t event, absl::Time deadline, 
     if (comm_done && event_done) return absl::OkStatus();
     if (absl::Now() > deadline) {
       ncclCommAbort(comm);
-      return absl::DeadlineExceededError(absl::StrCat(what, ": a peer did not answer in time; the communicator is aborted"));
+      return absl::DeadlineExceededError(
+          absl::StrCat(what, ": a peer did not answer in time; the communicator is aborted"));
     }
     absl::SleepFor(absl::Microseconds(20));
   }
@@ -209,7 +210,8 @@ absl::StatusOr<std::unique_ptr<Transport>> ConnectNccl(const NcclOptions& o) {
   cudaStream_t stream = reinterpret_cast<cudaStream_t>(o.stream);
   const bool own = stream == nullptr;
   if (own) {
-    if (absl::Status s = Cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "side stream"); !s.ok()) return s;
+    if (absl::Status s = Cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "side stream"); !s.ok())
+      return s;
   }
   ncclUniqueId id;
   std::memcpy(&id, o.id.data(), sizeof(id));

@@ -14,8 +14,8 @@ absl::Status CheckBuffers(const Transport& transport, const std::vector<ReplicaT
     return absl::InvalidArgumentError(absl::StrCat("experts: must be a positive multiple of ", R, ", got ", experts));
   }
   if (static_cast<int>(buffers.home.size()) != experts / R) {
-    return absl::InvalidArgumentError(absl::StrCat("home: must have E / R = ", experts / R, " buffers, got ",
-                                                   buffers.home.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("home: must have E / R = ", experts / R, " buffers, got ", buffers.home.size()));
   }
   if (buffers.bytes == 0) return absl::InvalidArgumentError("bytes: must be positive");
   for (const ReplicaTransfer& t : transfers) {
@@ -50,7 +50,8 @@ absl::StatusOr<std::unique_ptr<PendingExchange>> StartWeightMoves(Transport& tra
       count.received += static_cast<int64_t>(weights.bytes);
     }
   }
-  absl::StatusOr<std::unique_ptr<PendingExchange>> pending = transport.StartExchange(std::move(sends), std::move(recvs));
+  absl::StatusOr<std::unique_ptr<PendingExchange>> pending =
+      transport.StartExchange(std::move(sends), std::move(recvs));
   if (pending.ok() && moved != nullptr) *moved = count;
   return pending;
 }
@@ -60,7 +61,8 @@ absl::Status ReturnGradients(Transport& transport, const Plan& plan, int experts
   const std::vector<ReplicaTransfer> transfers = Transfers(plan, experts / std::max(1, transport.size()));
   if (absl::Status s = CheckBuffers(transport, transfers, experts, gradients); !s.ok()) return s;
   if (gradients.bytes % sizeof(float) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("bytes: float32 gradients need a multiple of 4, got ", gradients.bytes));
+    return absl::InvalidArgumentError(
+        absl::StrCat("bytes: float32 gradients need a multiple of 4, got ", gradients.bytes));
   }
   const size_t floats = gradients.bytes / sizeof(float);
   std::vector<SendOp> sends;
@@ -82,9 +84,11 @@ absl::Status ReturnGradients(Transport& transport, const Plan& plan, int experts
     }
   }
   for (size_t i = 0; i < incoming.size(); ++i) {
-    recvs.push_back({incoming[i]->guest, received[i]->data(), gradients.bytes, static_cast<uint32_t>(incoming[i]->expert)});
+    recvs.push_back(
+        {incoming[i]->guest, received[i]->data(), gradients.bytes, static_cast<uint32_t>(incoming[i]->expert)});
   }
-  absl::StatusOr<std::unique_ptr<PendingExchange>> pending = transport.StartExchange(std::move(sends), std::move(recvs));
+  absl::StatusOr<std::unique_ptr<PendingExchange>> pending =
+      transport.StartExchange(std::move(sends), std::move(recvs));
   if (!pending.ok()) return pending.status();
   if (absl::Status s = (*pending)->Wait(timeout); !s.ok()) return s;
   for (size_t i = 0; i < incoming.size(); ++i) {

@@ -8,8 +8,9 @@ namespace {
 // By guest, then expert: the order that numbers the slots.
 std::vector<Replica> ByGuest(const Plan& plan) {
   std::vector<Replica> replicas = plan.replicas;
-  std::sort(replicas.begin(), replicas.end(),
-            [](const Replica& a, const Replica& b) { return std::pair{a.rank, a.expert} < std::pair{b.rank, b.expert}; });
+  std::sort(replicas.begin(), replicas.end(), [](const Replica& a, const Replica& b) {
+    return std::pair{a.rank, a.expert} < std::pair{b.rank, b.expert};
+  });
   return replicas;
 }
 

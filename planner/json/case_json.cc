@@ -23,8 +23,7 @@ constexpr size_t kReadChunk = size_t{1} << 20;
 
 // `value` when it is an array of `rows` arrays of `cols` entries each, else nullptr (and an
 // error); checked before the matrix is allocated, so a declared size must be backed by data.
-const json* MatrixOfShape(Reader& in, const json& value, const std::string& path, int64_t rows,
-                          int64_t cols) {
+const json* MatrixOfShape(Reader& in, const json& value, const std::string& path, int64_t rows, int64_t cols) {
   const json* a = in.Array(value, path);
   if (a == nullptr) return nullptr;
   if (static_cast<int64_t>(a->size()) != rows) {
@@ -58,14 +57,12 @@ std::vector<int> ReadNodeOfRank(Reader& in, const json& value, int64_t ranks) {
   const json* a = in.Array(value, "topology.node_of_rank");
   if (a == nullptr) return {};
   if (static_cast<int64_t>(a->size()) != ranks) {
-    in.Fail("topology.node_of_rank",
-            absl::StrCat("must have ", ranks, " entries (one per rank), got ", a->size()));
+    in.Fail("topology.node_of_rank", absl::StrCat("must have ", ranks, " entries (one per rank), got ", a->size()));
     return {};
   }
   std::vector<int> node_of_rank(a->size());
   for (size_t r = 0; in.ok() && r < a->size(); ++r) {
-    node_of_rank[r] =
-        static_cast<int>(in.Int((*a)[r], Index("topology.node_of_rank", r), 0, kMaxInt32));
+    node_of_rank[r] = static_cast<int>(in.Int((*a)[r], Index("topology.node_of_rank", r), 0, kMaxInt32));
   }
   return node_of_rank;
 }
@@ -87,8 +84,7 @@ absl::StatusOr<Topology> ReadTopology(Reader& in, const json& t, int64_t ranks) 
     node_of_rank = ReadNodeOfRank(in, *nodes_v, ranks);
   } else {
     const int64_t per_node =
-        per_node_v ? in.Int(*per_node_v, "topology.ranks_per_node", 1, kMaxRanks)
-                   : kDefaultRanksPerNode;
+        per_node_v ? in.Int(*per_node_v, "topology.ranks_per_node", 1, kMaxRanks) : kDefaultRanksPerNode;
     for (int64_t r = 0; in.ok() && r < ranks; ++r) {
       node_of_rank.push_back(static_cast<int>(r / per_node));
     }
@@ -98,15 +94,13 @@ absl::StatusOr<Topology> ReadTopology(Reader& in, const json& t, int64_t ranks) 
     const json* m = MatrixOfShape(in, *matrix_v, "topology.cost_matrix", ranks, ranks);
     if (m == nullptr) return in.status();
     std::vector<double> cost(static_cast<size_t>(ranks * ranks));
-    ReadCells(in, *m, "topology.cost_matrix",
-              [&](size_t i, size_t j, const json& v, const std::string& path) {
-                cost[i * static_cast<size_t>(ranks) + j] = in.Number(v, path);
-              });
+    ReadCells(in, *m, "topology.cost_matrix", [&](size_t i, size_t j, const json& v, const std::string& path) {
+      cost[i * static_cast<size_t>(ranks) + j] = in.Number(v, path);
+    });
     if (!in.ok()) return in.status();
     return Topology::FromMatrix(std::move(node_of_rank), std::move(cost));
   }
-  const double lambda =
-      lambda_v ? in.Number(*lambda_v, "topology.inter_node_cost") : kDefaultInterNodeCost;
+  const double lambda = lambda_v ? in.Number(*lambda_v, "topology.inter_node_cost") : kDefaultInterNodeCost;
   if (!in.ok()) return in.status();
   return Topology::FromNodes(std::move(node_of_rank), lambda);
 }
@@ -130,8 +124,8 @@ void ReadResident(Reader& in, const json& value, PlanRequest& request) {
 
 // The declared sizes, checked against the limits and against the load's shape before any R x R
 // or R x E allocation; `ranks` receives the topology's rank count. Returns the load's JSON.
-absl::StatusOr<const json*> ReadSizes(Reader& in, const json& root, const json& topology,
-                                      Problem& problem, int64_t& ranks) {
+absl::StatusOr<const json*> ReadSizes(Reader& in, const json& root, const json& topology, Problem& problem,
+                                      int64_t& ranks) {
   const json* ranks_v = in.Member(topology, "topology", "ranks", true);
   const json* experts_v = in.Member(root, "", "experts", true);
   const json* slots_v = in.Member(root, "", "slots_per_rank", true);
@@ -140,14 +134,12 @@ absl::StatusOr<const json*> ReadSizes(Reader& in, const json& root, const json& 
   ranks = in.Int(*ranks_v, "topology.ranks", 1, kMaxRanks);
   problem.experts = static_cast<int>(in.Int(*experts_v, "experts", 1, kMaxExperts));
   // A rank cannot hold more guest replicas than there are experts.
-  problem.slots_per_rank =
-      static_cast<int>(in.Int(*slots_v, "slots_per_rank", 0, problem.experts));
+  problem.slots_per_rank = static_cast<int>(in.Int(*slots_v, "slots_per_rank", 0, problem.experts));
   if (!in.ok()) return in.status();
   if (absl::Status s = CheckRequestSize(ranks, problem.experts); !s.ok()) return s;
   if (problem.experts % ranks != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "experts: ", problem.experts, " is not divisible by topology.ranks ", ranks,
-        " (every rank hosts experts/ranks experts)"));
+    return absl::InvalidArgumentError(absl::StrCat("experts: ", problem.experts, " is not divisible by topology.ranks ",
+                                                   ranks, " (every rank hosts experts/ranks experts)"));
   }
   const json* load = MatrixOfShape(in, *load_v, "load", ranks, problem.experts);
   if (load == nullptr) return in.status();
@@ -162,13 +154,12 @@ absl::StatusOr<PlanRequest> ParseCase(std::string_view text) {
   const json& root = *parsed;
   Reader in;
   if (in.Object(root, "") == nullptr) return in.status();
-  in.OnlyKeys(root, "",
-              {"topology", "experts", "slots_per_rank", "expert_bytes", "target_imbalance_pct",
-               "load", "resident", "meta"});
+  in.OnlyKeys(
+      root, "",
+      {"topology", "experts", "slots_per_rank", "expert_bytes", "target_imbalance_pct", "load", "resident", "meta"});
   const json* t = in.Member(root, "", "topology", true);
   if (t == nullptr || in.Object(*t, "topology") == nullptr) return in.status();
-  in.OnlyKeys(*t, "topology",
-              {"ranks", "ranks_per_node", "inter_node_cost", "node_of_rank", "cost_matrix"});
+  in.OnlyKeys(*t, "topology", {"ranks", "ranks_per_node", "inter_node_cost", "node_of_rank", "cost_matrix"});
   if (!in.ok()) return in.status();
   Problem problem;
   int64_t ranks = 0;
@@ -191,8 +182,7 @@ absl::StatusOr<PlanRequest> ParseCase(std::string_view text) {
   if (const json* m = in.Member(root, "", "meta", false)) in.Object(*m, "meta");
   if (!in.ok()) return in.status();
   ReadCells(in, **load, "load", [&](size_t s, size_t e, const json& v, const std::string& path) {
-    request.load.at(static_cast<int>(s), static_cast<int>(e)) =
-        in.Int(v, path, 0, kMaxTokensPerEntry);
+    request.load.at(static_cast<int>(s), static_cast<int>(e)) = in.Int(v, path, 0, kMaxTokensPerEntry);
   });
   if (!in.ok()) return in.status();
   if (absl::Status s = ValidateRequest(request); !s.ok()) return s;
@@ -255,8 +245,8 @@ absl::StatusOr<std::string> ReadJsonFile(const std::string& path) {
     text.resize(old_size + static_cast<size_t>(in.gcount()));
   }
   if (text.size() > kMaxJsonBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        name, ": more than the limit of ", kMaxJsonBytes, " bytes (256 MiB) of JSON"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": more than the limit of ", kMaxJsonBytes, " bytes (256 MiB) of JSON"));
   }
   if (in.bad()) return absl::InvalidArgumentError(absl::StrCat(name, ": cannot read (a directory?)"));
   return text;

@@ -64,16 +64,14 @@ class TreeBuilder {
   }
   bool end_object() { return Close(); }
   bool end_array() { return Close(); }
-  bool parse_error(size_t position, const std::string& last_token,
-                   const nlohmann::detail::exception& e) {
+  bool parse_error(size_t position, const std::string& last_token, const nlohmann::detail::exception& e) {
     if (e.id == kNumberOverflow) {
       const size_t start = position >= last_token.size() ? position - last_token.size() : 0;
-      status_ = absl::InvalidArgumentError(
-          absl::StrCat(Where(Path()), ": number ", Prefix(last_token, kShownNumber),
-                       " is out of range (beyond a double), at ", LineColumn(text_, start)));
+      status_ =
+          absl::InvalidArgumentError(absl::StrCat(Where(Path()), ": number ", Prefix(last_token, kShownNumber),
+                                                  " is out of range (beyond a double), at ", LineColumn(text_, start)));
     } else {
-      status_ = absl::InvalidArgumentError(
-          absl::StrCat("malformed JSON: ", SyntaxError(e.what(), last_token)));
+      status_ = absl::InvalidArgumentError(absl::StrCat("malformed JSON: ", SyntaxError(e.what(), last_token)));
     }
     return false;
   }
@@ -88,8 +86,7 @@ class TreeBuilder {
     for (size_t i = 0; i < open_.size() && path.size() <= kShownPath; ++i) {
       const json& c = *open_[i];
       const bool innermost = i + 1 == open_.size();
-      path = c.is_array() ? Index(path, innermost ? c.size() : c.size() - 1)
-                          : Join(path, Prefix(keys_[i], kShownKey));
+      path = c.is_array() ? Index(path, innermost ? c.size() : c.size() - 1) : Join(path, Prefix(keys_[i], kShownKey));
     }
     return Prefix(path, kShownPath);
   }
@@ -115,8 +112,8 @@ class TreeBuilder {
 
   bool Open(json container) {
     if (open_.size() >= static_cast<size_t>(kMaxJsonDepth)) {
-      status_ = absl::InvalidArgumentError(absl::StrCat(
-          Where(Path()), ": nests deeper than ", kMaxJsonDepth, " arrays and objects"));
+      status_ = absl::InvalidArgumentError(
+          absl::StrCat(Where(Path()), ": nests deeper than ", kMaxJsonDepth, " arrays and objects"));
       return false;
     }
     json* placed = Add(std::move(container));
@@ -170,9 +167,8 @@ void Render(const json& value, std::string& out, size_t budget) {
 
 absl::StatusOr<nlohmann::json> Parse(std::string_view text) {
   if (text.size() > kMaxJsonBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("input: ", text.size(),
-                                                   " bytes is more than the limit of ",
-                                                   kMaxJsonBytes, " (256 MiB)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("input: ", text.size(), " bytes is more than the limit of ", kMaxJsonBytes, " (256 MiB)"));
   }
   TreeBuilder builder(text);
   if (!json::sax_parse(text.begin(), text.end(), &builder)) return builder.status();
@@ -202,8 +198,7 @@ void Reader::Fail(const std::string& path, const std::string& what) {
   status_ = absl::InvalidArgumentError(absl::StrCat(Where(path), ": ", what));
 }
 
-int64_t Reader::Int(const nlohmann::json& value, const std::string& path, int64_t min,
-                    int64_t max) {
+int64_t Reader::Int(const nlohmann::json& value, const std::string& path, int64_t min, int64_t max) {
   if (!ok()) return min;
   if (!value.is_number_integer()) {
     Fail(path, absl::StrCat("must be an integer, got ", Show(value)));
@@ -248,8 +243,8 @@ const nlohmann::json* Reader::Object(const nlohmann::json& value, const std::str
   return &value;
 }
 
-const nlohmann::json* Reader::Member(const nlohmann::json& obj, const std::string& path,
-                                     std::string_view key, bool required) {
+const nlohmann::json* Reader::Member(const nlohmann::json& obj, const std::string& path, std::string_view key,
+                                     bool required) {
   if (!ok()) return nullptr;
   auto it = obj.find(key);
   if (it == obj.end()) {

@@ -45,8 +45,7 @@ std::string PlanToJson(std::string_view planner, const Plan& plan, const Scoreca
   for (const Replica& r : plan.replicas) replicas.push_back({{"expert", r.expert}, {"rank", r.rank}});
   json assignments = json::array();
   for (const Assignment& a : plan.assignments) {
-    assignments.push_back(
-        {{"source", a.source}, {"expert", a.expert}, {"rank", a.rank}, {"tokens", a.tokens}});
+    assignments.push_back({{"source", a.source}, {"expert", a.expert}, {"rank", a.rank}, {"tokens", a.tokens}});
   }
   json out = {{"planner", planner},
               {"replicas", std::move(replicas)},
@@ -64,8 +63,7 @@ absl::StatusOr<Plan> ParsePlan(std::string_view text) {
   in.OnlyKeys(root, "", {"planner", "replicas", "assignments", "stats"});
   const json* replicas = in.Member(root, "", "replicas", true);
   const json* assignments = in.Member(root, "", "assignments", true);
-  if (!in.ok() || in.Array(*replicas, "replicas") == nullptr ||
-      in.Array(*assignments, "assignments") == nullptr) {
+  if (!in.ok() || in.Array(*replicas, "replicas") == nullptr || in.Array(*assignments, "assignments") == nullptr) {
     return in.status();
   }
   Plan plan;

@@ -10,7 +10,8 @@ namespace taot {
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 __attribute__((target_clones("avx2", "default")))
 #endif
-std::vector<int64_t> ExpertTotals(const PlanRequest& request) {
+std::vector<int64_t>
+ExpertTotals(const PlanRequest& request) {
   const size_t E = static_cast<size_t>(request.experts());
   const int S = request.load.sources();
   std::vector<int64_t> totals(E, 0);
@@ -64,8 +65,8 @@ int64_t LoadCap(int64_t total_tokens, int ranks, double target_imbalance_pct) {
   const int64_t ceil_mean = (total_tokens + ranks - 1) / ranks;
   // The small absolute slack keeps a cap that is a whole number in exact arithmetic (e.g. 102
   // for a mean of 100 at 2%) from rounding down to 101 through the division.
-  const double target = static_cast<double>(total_tokens) * (1.0 + target_imbalance_pct / 100.0) /
-                        static_cast<double>(ranks);
+  const double target =
+      static_cast<double>(total_tokens) * (1.0 + target_imbalance_pct / 100.0) / static_cast<double>(ranks);
   const auto target_cap = static_cast<int64_t>(std::floor(target + 1e-6));
   return std::max(ceil_mean, target_cap);
 }

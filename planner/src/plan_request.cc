@@ -17,16 +17,14 @@ absl::Status CheckShape(const PlanRequest& r) {
   if (absl::Status s = ValidateProblem(*r.problem); !s.ok()) return s;
   const int R = r.ranks();
   if (r.target_imbalance_pct &&
-      (!std::isfinite(*r.target_imbalance_pct) || *r.target_imbalance_pct < 0 ||
-       *r.target_imbalance_pct > 1e6)) {
+      (!std::isfinite(*r.target_imbalance_pct) || *r.target_imbalance_pct < 0 || *r.target_imbalance_pct > 1e6)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("target_imbalance_pct: must be a number in [0, 1e6], got ",
-                     *r.target_imbalance_pct));
+        absl::StrCat("target_imbalance_pct: must be a number in [0, 1e6], got ", *r.target_imbalance_pct));
   }
   if (r.load.sources() != R || r.load.experts() != r.experts()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "load: must be ", R, " rows (ranks) x ", r.experts(), " columns (experts), got ",
-        r.load.sources(), " x ", r.load.experts()));
+    return absl::InvalidArgumentError(absl::StrCat("load: must be ", R, " rows (ranks) x ", r.experts(),
+                                                   " columns (experts), got ", r.load.sources(), " x ",
+                                                   r.load.experts()));
   }
   return absl::OkStatus();
 }
@@ -42,7 +40,8 @@ absl::Status CheckLoad(const PlanRequest& r) {
     // In range, a row sums to at most experts x 2^40: no overflow.
     for (const int64_t v : row) total += v;
     if (total > kMaxTotalTokens) {
-      return absl::InvalidArgumentError(absl::StrCat("load: the total number of tokens must be at most ", kMaxTotalTokens));
+      return absl::InvalidArgumentError(
+          absl::StrCat("load: the total number of tokens must be at most ", kMaxTotalTokens));
     }
   }
   return absl::OkStatus();

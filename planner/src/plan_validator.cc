@@ -56,8 +56,7 @@ absl::Status CheckAssignments(const PlanRequest& request, const Plan& plan) {
 
 }  // namespace
 
-absl::Status ValidateReplicas(const PlanRequest& request, std::span<const Replica> replicas,
-                              std::string_view field) {
+absl::Status ValidateReplicas(const PlanRequest& request, std::span<const Replica> replicas, std::string_view field) {
   absl::flat_hash_set<std::pair<int, int>> seen;
   seen.reserve(replicas.size());
   std::vector<int> per_rank(static_cast<size_t>(request.ranks()), 0);
@@ -75,7 +74,8 @@ absl::Status ValidateReplicas(const PlanRequest& request, std::span<const Replic
     if (r.rank == request.home_of(r.expert)) {
       return fail("rank ", r.rank, " is the home of expert ", r.expert, " (a replica lives on a guest rank)");
     }
-    if (!seen.emplace(r.expert, r.rank).second) return fail("expert ", r.expert, " is placed on rank ", r.rank, " twice");
+    if (!seen.emplace(r.expert, r.rank).second)
+      return fail("expert ", r.expert, " is placed on rank ", r.rank, " twice");
     if (++per_rank[r.rank] > request.slots_per_rank()) {
       return fail("rank ", r.rank, " holds more than slots_per_rank = ", request.slots_per_rank(), " replicas");
     }

@@ -36,16 +36,16 @@ absl::StatusOr<std::unique_ptr<Planner>> PlannerRegistry::Create(std::string_vie
   for (const Entry& e : entries_) {
     if (e.info.name == name) return e.factory(params);
   }
-  return absl::NotFoundError(absl::StrCat("unknown planner '", std::string(name), "' (known: ",
-                                          absl::StrJoin(names(), ", "), ")"));
+  return absl::NotFoundError(
+      absl::StrCat("unknown planner '", std::string(name), "' (known: ", absl::StrJoin(names(), ", "), ")"));
 }
 
 absl::StatusOr<PlannerInfo> PlannerRegistry::Describe(std::string_view name) const {
   for (const Entry& e : entries_) {
     if (e.info.name == name) return e.info;
   }
-  return absl::NotFoundError(absl::StrCat("unknown planner '", std::string(name), "' (known: ",
-                                          absl::StrJoin(names(), ", "), ")"));
+  return absl::NotFoundError(
+      absl::StrCat("unknown planner '", std::string(name), "' (known: ", absl::StrJoin(names(), ", "), ")"));
 }
 
 }  // namespace taot

@@ -11,9 +11,8 @@ namespace {
 
 absl::Status CheckInterNodeCost(double inter_node_cost) {
   if (!std::isfinite(inter_node_cost) || inter_node_cost < kIntraNodeCost) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("topology.inter_node_cost: must be a finite number >= ", kIntraNodeCost,
-                     " (the intra-node cost), got ", inter_node_cost));
+    return absl::InvalidArgumentError(absl::StrCat("topology.inter_node_cost: must be a finite number >= ",
+                                                   kIntraNodeCost, " (the intra-node cost), got ", inter_node_cost));
   }
   return absl::OkStatus();
 }
@@ -26,8 +25,8 @@ absl::Status DenseNodes(std::vector<int>& node_of_rank) {
   }
   for (size_t r = 0; r < node_of_rank.size(); ++r) {
     if (node_of_rank[r] < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("topology.node_of_rank[", r,
-                                                     "]: must be >= 0, got ", node_of_rank[r]));
+      return absl::InvalidArgumentError(
+          absl::StrCat("topology.node_of_rank[", r, "]: must be >= 0, got ", node_of_rank[r]));
     }
   }
   std::vector<int> labels = node_of_rank;
@@ -60,8 +59,7 @@ std::optional<TreeCosts> DetectTreeCosts(const Topology& t) {
 
 absl::StatusOr<Topology> Topology::Uniform(int ranks, int ranks_per_node, double inter_node_cost) {
   if (ranks <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("topology.ranks: must be a positive integer, got ", ranks));
+    return absl::InvalidArgumentError(absl::StrCat("topology.ranks: must be a positive integer, got ", ranks));
   }
   if (ranks_per_node <= 0) {
     return absl::InvalidArgumentError(
@@ -72,8 +70,7 @@ absl::StatusOr<Topology> Topology::Uniform(int ranks, int ranks_per_node, double
   return FromNodes(std::move(node_of_rank), inter_node_cost);
 }
 
-absl::StatusOr<Topology> Topology::FromNodes(std::vector<int> node_of_rank,
-                                             double inter_node_cost) {
+absl::StatusOr<Topology> Topology::FromNodes(std::vector<int> node_of_rank, double inter_node_cost) {
   if (absl::Status s = CheckInterNodeCost(inter_node_cost); !s.ok()) return s;
   if (absl::Status s = DenseNodes(node_of_rank); !s.ok()) return s;
   Topology t;
@@ -91,26 +88,22 @@ absl::StatusOr<Topology> Topology::FromNodes(std::vector<int> node_of_rank,
   return t;
 }
 
-absl::StatusOr<Topology> Topology::FromMatrix(std::vector<int> node_of_rank,
-                                              std::vector<double> cost) {
+absl::StatusOr<Topology> Topology::FromMatrix(std::vector<int> node_of_rank, std::vector<double> cost) {
   if (absl::Status s = DenseNodes(node_of_rank); !s.ok()) return s;
   const size_t R = node_of_rank.size();
   if (cost.size() != R * R) {
     return absl::InvalidArgumentError(absl::StrCat("topology.cost_matrix: must be ", R, " x ", R,
-                                                   " (one row and column per rank), got ",
-                                                   cost.size(), " entries"));
+                                                   " (one row and column per rank), got ", cost.size(), " entries"));
   }
   for (size_t a = 0; a < R; ++a) {
     for (size_t b = 0; b < R; ++b) {
       const double c = cost[a * R + b];
       const std::string where = absl::StrCat("topology.cost_matrix[", a, "][", b, "]: ");
       if (!std::isfinite(c) || c < 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(where, "must be a finite number >= 0, got ", c));
+        return absl::InvalidArgumentError(absl::StrCat(where, "must be a finite number >= 0, got ", c));
       }
       if (a == b && c != 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(where, "the diagonal must be 0 (no move), got ", c));
+        return absl::InvalidArgumentError(absl::StrCat(where, "the diagonal must be 0 (no move), got ", c));
       }
     }
   }

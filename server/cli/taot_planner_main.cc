@@ -74,8 +74,8 @@ void Reload(int argc, char** argv, const DaemonSettings& running, Job& job) {
     if (absl::Status swapped = job.SetPlanner(fresh.job.planner, fresh.job.params); !swapped.ok()) {
       Log(LogLevel::kError, "reload: planner refused; the old one stays", {{"error", std::string(swapped.message())}});
     } else {
-      Log(LogLevel::kInfo, "reload: planner", {{"planner", fresh.job.planner},
-                                              {"version", std::to_string(job.Status().planner_version)}});
+      Log(LogLevel::kInfo, "reload: planner",
+          {{"planner", fresh.job.planner}, {"version", std::to_string(job.Status().planner_version)}});
     }
   }
   if (std::vector<std::string> changed = SettingsNeedingRestart(running, fresh); !changed.empty()) {
@@ -110,9 +110,10 @@ void HandleSignals(int argc, char** argv, const DaemonSettings& running, Job& jo
     }
     const absl::Time deadline = absl::Now() + absl::Seconds(running.grace_s);
     const absl::Duration drain = absl::Seconds(std::min(running.drain_s, running.grace_s));
-    Log(LogLevel::kInfo, "shutting down", {{"signal", signal == SIGTERM ? "SIGTERM" : "SIGINT"},
-                                          {"drain_s", absl::StrCat(absl::ToInt64Seconds(drain))},
-                                          {"grace_s", std::to_string(running.grace_s)}});
+    Log(LogLevel::kInfo, "shutting down",
+        {{"signal", signal == SIGTERM ? "SIGTERM" : "SIGINT"},
+         {"drain_s", absl::StrCat(absl::ToInt64Seconds(drain))},
+         {"grace_s", std::to_string(running.grace_s)}});
     server.GetHealthCheckService()->SetServingStatus(false);
     Drain(drain, signals);
     server.Shutdown(absl::ToChronoTime(deadline));
@@ -192,12 +193,14 @@ int Main(int argc, char** argv) {
   if (!a.metrics_listen.empty()) {
     absl::StatusOr<std::unique_ptr<prometheus::Exposer>> served = ServeMetrics(a.metrics_listen);
     if (!served.ok()) {
-      Log(LogLevel::kError, "cannot serve metrics", {{"address", a.metrics_listen}, {"error", std::string(served.status().message())}});
+      Log(LogLevel::kError, "cannot serve metrics",
+          {{"address", a.metrics_listen}, {"error", std::string(served.status().message())}});
       return 1;
     }
     exposer = *std::move(served);
     exposer->RegisterCollectable(registry);
-    Log(LogLevel::kInfo, "metrics", {{"address", absl::StrCat(Host(a.metrics_listen), ":", exposer->GetListeningPorts().at(0))}});
+    Log(LogLevel::kInfo, "metrics",
+        {{"address", absl::StrCat(Host(a.metrics_listen), ":", exposer->GetListeningPorts().at(0))}});
   }
   PlannerService planner(**job, a.token);
   AdminService admin(**job, a.token);
@@ -216,12 +219,16 @@ int Main(int argc, char** argv) {
   builder.RegisterService(&admin);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
-    Log(LogLevel::kError, "cannot listen", {{"address", a.listen}, {"error", ListenError(a.listen, "see gRPC's log above")}});
+    Log(LogLevel::kError, "cannot listen",
+        {{"address", a.listen}, {"error", ListenError(a.listen, "see gRPC's log above")}});
     return 1;
   }
   Log(LogLevel::kInfo, "listening",
-      {{"address", absl::StrCat(Host(a.listen), ":", port)}, {"job", a.job.job_id}, {"world_size", std::to_string(a.job.world_size)},
-       {"experts", std::to_string(a.job.experts)}, {"planner", a.job.planner},
+      {{"address", absl::StrCat(Host(a.listen), ":", port)},
+       {"job", a.job.job_id},
+       {"world_size", std::to_string(a.job.world_size)},
+       {"experts", std::to_string(a.job.experts)},
+       {"planner", a.job.planner},
        {"tls", a.tls_cert.empty() ? "off" : (a.tls_client_ca.empty() ? "on" : "mutual")},
        {"token", a.token.empty() ? "none" : "required"}});
   std::thread terminator(HandleSignals, argc, argv, std::cref(a), std::ref(**job), std::ref(*server), signals);

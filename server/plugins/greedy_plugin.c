@@ -75,7 +75,8 @@ static taot_plugin_result_t greedy_make_plan(void* context, const taot_plan_requ
   plan->assignment_count = 0;
   while (moves-- > 0) {
     int32_t h = 0, c = -1;
-    for (int32_t r = 1; r < R; ++r) if (rank_load[r] > rank_load[h]) h = r;
+    for (int32_t r = 1; r < R; ++r)
+      if (rank_load[r] > rank_load[h]) h = r;
     if (rank_load[h] <= cap) break;
     /* h's biggest expert by tokens still at home */
     int32_t e = -1;
@@ -117,5 +118,8 @@ static void greedy_destroy(void* context) { free(context); }
 
 /* The one symbol the daemon looks up. */
 const taot_planner_plugin_v1 taotPlannerPlugin_v1 = {
-    "greedy", greedy_init, greedy_make_plan, greedy_destroy,
+    "greedy",
+    greedy_init,
+    greedy_make_plan,
+    greedy_destroy,
 };

@@ -14,8 +14,8 @@
 #include <type_traits>
 #include <utility>
 
-#include <CLI/CLI.hpp>
 #include <toml++/toml.h>
+#include <CLI/CLI.hpp>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -56,11 +56,16 @@ constexpr Kind KindOf() {
 
 std::string_view KindName(Kind kind) {
   switch (kind) {
-    case Kind::kInteger: return "an integer";
-    case Kind::kNumber: return "a number";
-    case Kind::kString: return "a string";
-    case Kind::kStrings: return "a string or an array of strings";
-    case Kind::kBool: return "true or false";
+    case Kind::kInteger:
+      return "an integer";
+    case Kind::kNumber:
+      return "a number";
+    case Kind::kString:
+      return "a string";
+    case Kind::kStrings:
+      return "a string or an array of strings";
+    case Kind::kBool:
+      return "true or false";
   }
   return "";
 }
@@ -162,7 +167,8 @@ class StrictToml : public CLI::ConfigBase {
       const uint32_t line = key.source().begin.line;
       const auto kind = flags_.kinds().find(key.str());
       if (kind == flags_.kinds().end()) {
-        problem(line, absl::StrCat("unknown key ", Quoted(key.str()), " (the keys are taot-planner's long flag names)"));
+        problem(line,
+                absl::StrCat("unknown key ", Quoted(key.str()), " (the keys are taot-planner's long flag names)"));
         continue;
       }
       std::optional<std::vector<std::string>> inputs = Inputs(value, kind->second);
@@ -311,7 +317,8 @@ absl::Status ConfigureToken(DaemonSettings& s, std::optional<std::string_view> e
       return absl::InvalidArgumentError(absl::StrCat("--token-file: ", Quoted(s.token_file), " is over 4096 bytes"));
     }
     s.token = std::string(absl::StripAsciiWhitespace(text));
-    if (s.token.empty()) return absl::InvalidArgumentError(absl::StrCat("--token-file: ", Quoted(s.token_file), " is empty"));
+    if (s.token.empty())
+      return absl::InvalidArgumentError(absl::StrCat("--token-file: ", Quoted(s.token_file), " is empty"));
   } else if (env_token) {
     s.token = std::string(absl::StripAsciiWhitespace(std::string(*env_token)));
     if (s.token.empty()) {

@@ -83,8 +83,8 @@ absl::Status Job::Start(std::vector<int> node_of_rank) {
 
 absl::Status Job::Register(const RankInfo& info) {
   if (info.job_id != config_.job_id) {
-    return absl::NotFoundError(absl::StrCat("job_id: unknown job '", info.job_id, "' (this daemon serves '",
-                                            config_.job_id, "')"));
+    return absl::NotFoundError(
+        absl::StrCat("job_id: unknown job '", info.job_id, "' (this daemon serves '", config_.job_id, "')"));
   }
   for (auto [field, said, have] : {std::tuple{"world_size", info.world_size, config_.world_size},
                                    {"experts", info.experts, config_.experts},
@@ -133,8 +133,8 @@ absl::StatusOr<std::shared_ptr<PlanRounds>> Job::Rounds(std::string_view run_id)
                                                       " was replaced by run '", run_id_, "'; register again"));
   }
   if (!rounds_) {
-    return absl::FailedPreconditionError(absl::StrCat("job ", config_.job_id, " is waiting for its ranks: ", registered_,
-                                                      " of ", config_.world_size, " registered"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job ", config_.job_id, " is waiting for its ranks: ", registered_, " of ", config_.world_size, " registered"));
   }
   return rounds_;
 }

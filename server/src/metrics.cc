@@ -26,10 +26,8 @@ Metrics::Metrics(prometheus::Registry& r)
                  .Name("taot_plans_total")
                  .Help("Rounds planned, by planner and outcome (planned, or fallback: no replication)")
                  .Register(r)),
-      requests_(prometheus::BuildCounter()
-                    .Name("taot_requests_total")
-                    .Help("RPCs by method and status code")
-                    .Register(r)),
+      requests_(
+          prometheus::BuildCounter().Name("taot_requests_total").Help("RPCs by method and status code").Register(r)),
       imbalance_before_(prometheus::BuildGauge()
                             .Name("taot_layer_imbalance_before_ratio")
                             .Help("(max - mean) / mean rank load of the layer's latest round, before the plan")

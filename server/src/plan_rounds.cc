@@ -25,7 +25,8 @@ int64_t RoundBytes(const RoundsConfig& config) {
 // The row's range rules, as ValidateRequest has them; the error names the entry.
 absl::Status CheckRow(std::span<const int64_t> row, int experts) {
   if (row.size() != static_cast<size_t>(experts)) {
-    return absl::InvalidArgumentError(absl::StrCat("load: must have ", experts, " entries (one per expert), got ", row.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("load: must have ", experts, " entries (one per expert), got ", row.size()));
   }
   if (const std::optional<size_t> e = FirstOutOfRange(row)) {
     return absl::InvalidArgumentError(
@@ -73,7 +74,9 @@ absl::StatusOr<std::unique_ptr<PlanRounds>> PlanRounds::Create(RoundsConfig conf
 }
 
 PlanRounds::PlanRounds(RoundsConfig config)
-    : config_(std::move(config)), planners_(*config_.registry, config_.on_planner_dropped), prefetches_(config_.place) {}
+    : config_(std::move(config)),
+      planners_(*config_.registry, config_.on_planner_dropped),
+      prefetches_(config_.place) {}
 
 PlanRounds::~PlanRounds() {
   {
@@ -164,8 +167,7 @@ absl::Status PlanRounds::CheckKey(RoundKey key) const {
     return absl::InvalidArgumentError(absl::StrCat("step: must be in [0, ", kMaxStep, "], got ", key.step));
   }
   if (key.layer < 0 || key.layer >= config_.max_layers) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("layer: must be in [0, ", config_.max_layers, "), got ", key.layer));
+    return absl::InvalidArgumentError(absl::StrCat("layer: must be in [0, ", config_.max_layers, "), got ", key.layer));
   }
   return absl::OkStatus();
 }
@@ -216,7 +218,8 @@ absl::Status PlanRounds::MakeRoom() {
                                                    config_.max_round_bytes >> 20, " MiB): no room for another"));
 }
 
-std::shared_ptr<const RoundPlan> PlanRounds::Fallback(RoundKey key, const PlanRequest& request, std::string reason) const {
+std::shared_ptr<const RoundPlan> PlanRounds::Fallback(RoundKey key, const PlanRequest& request,
+                                                      std::string reason) const {
   auto result = std::make_shared<RoundPlan>();
   result->key = key;
   result->score = Score(request, result->plan, 0);
@@ -295,7 +298,8 @@ absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::Await(RoundKey key,
   }
   mu_.AwaitWithDeadline(absl::Condition(&settled), wait_until);
   if (round.state != State::kDone) {
-    return absl::DeadlineExceededError(absl::StrCat("the plan for ", KeyText(key), " was not ready by the call's deadline"));
+    return absl::DeadlineExceededError(
+        absl::StrCat("the plan for ", KeyText(key), " was not ready by the call's deadline"));
   }
   return round.result;
 }

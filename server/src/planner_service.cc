@@ -113,9 +113,10 @@ void ToProto(const RoundPlan& plan, taot::v1::Plan& out, bool with_lists) {
 }
 
 absl::StatusOr<std::shared_ptr<PlanRounds>> PlannerService::RoundsFor(const std::string& job_id,
-                                                                    const std::string& run_id) {
+                                                                      const std::string& run_id) {
   if (job_id != job_.id()) {
-    return absl::NotFoundError(absl::StrCat("job_id: unknown job '", job_id, "' (this daemon serves '", job_.id(), "')"));
+    return absl::NotFoundError(
+        absl::StrCat("job_id: unknown job '", job_id, "' (this daemon serves '", job_.id(), "')"));
   }
   return job_.Rounds(run_id);
 }
@@ -129,9 +130,8 @@ grpc::ServerUnaryReactor* PlannerService::RegisterRank(grpc::CallbackServerConte
 
 absl::Status PlannerService::DoRegisterRank(const taot::v1::RegisterRankRequest& request,
                                             taot::v1::RegisterRankResponse& response) {
-  RankInfo info{request.job_id(),     request.rank(),   request.world_size(), request.node(),
-                request.local_rank(), request.device(), request.run_id(),     request.experts(),
-                request.slots_per_rank()};
+  RankInfo info{request.job_id(), request.rank(),   request.world_size(), request.node(),          request.local_rank(),
+                request.device(), request.run_id(), request.experts(),    request.slots_per_rank()};
   if (absl::Status s = job_.Register(info); !s.ok()) return s;
   const JobStatus status = job_.Status();
   response.set_registered(status.registered);
@@ -282,7 +282,7 @@ class PlannerService::ReportLoadReactor final : public grpc::ServerUnaryReactor 
 
   PlannerService& service_;
   grpc::ByteBuffer* const response_;
-  std::shared_ptr<PlanWait> wait_;  // set before gRPC can call OnCancel (the constructor runs first)
+  std::shared_ptr<PlanWait> wait_;      // set before gRPC can call OnCancel (the constructor runs first)
   std::shared_ptr<PlanRounds> rounds_;  // the run's rounds this call reported to
 };
 
@@ -316,8 +316,7 @@ grpc::ServerUnaryReactor* PlannerService::ReportMatrix(grpc::CallbackServerConte
 // write, or the wait for plans (which OnCancel can end).
 class PlannerService::StreamReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
-  StreamReactor(PlannerService& service, grpc::CallbackServerContext* context)
-      : service_(service), context_(*context) {
+  StreamReactor(PlannerService& service, grpc::CallbackServerContext* context) : service_(service), context_(*context) {
     if (absl::Status s = CheckToken(*context, service_.token_); !s.ok()) {
       End(s);
       return;
@@ -541,8 +540,7 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* PlannerService::WatchPrefetches(grpc
 grpc::ServerUnaryReactor* AdminService::GetStatus(grpc::CallbackServerContext* context, const grpc::ByteBuffer* bytes,
                                                   grpc::ByteBuffer* response) {
   return ServeUnary<taot::v1::StatusRequest, taot::v1::StatusResponse>(
-      job_, "GetStatus", *context, token_, *bytes, *response,
-      [&](const auto&, auto& out) { return DoGetStatus(out); });
+      job_, "GetStatus", *context, token_, *bytes, *response, [&](const auto&, auto& out) { return DoGetStatus(out); });
 }
 
 absl::Status AdminService::DoGetStatus(taot::v1::StatusResponse& response) {
@@ -558,8 +556,8 @@ absl::Status AdminService::DoGetStatus(taot::v1::StatusResponse& response) {
   return absl::OkStatus();
 }
 
-grpc::ServerUnaryReactor* AdminService::SetPlanner(grpc::CallbackServerContext* context,
-                                                   const grpc::ByteBuffer* bytes, grpc::ByteBuffer* response) {
+grpc::ServerUnaryReactor* AdminService::SetPlanner(grpc::CallbackServerContext* context, const grpc::ByteBuffer* bytes,
+                                                   grpc::ByteBuffer* response) {
   return ServeUnary<taot::v1::SetPlannerRequest, taot::v1::SetPlannerResponse>(
       job_, "SetPlanner", *context, token_, *bytes, *response,
       [&](const auto& request, auto& out) { return DoSetPlanner(request, out); });
@@ -588,9 +586,8 @@ absl::Status AdminService::DoPlanCase(const taot::v1::PlanCaseRequest& request, 
   if (!parsed.ok()) return absl::Status(parsed.status().code(), absl::StrCat("case_json: ", parsed.status().message()));
   const JobStatus status = job_.Status();
   const std::string name = request.planner().empty() ? status.planner : request.planner();
-  const PlannerParams params = request.planner().empty()
-                                   ? status.params
-                                   : PlannerParams(request.params().begin(), request.params().end());
+  const PlannerParams params =
+      request.planner().empty() ? status.params : PlannerParams(request.params().begin(), request.params().end());
   absl::StatusOr<std::unique_ptr<Planner>> planner = job_.config().registry->Create(name, params);
   if (!planner.ok()) return planner.status();
   absl::StatusOr<ScoredPlan> scored = RunPlanner(**planner, *parsed);

@@ -70,8 +70,8 @@ class PluginPlanner final : public Planner {
     const int32_t replica_capacity = R * request.slots_per_rank();
     replicas_.resize(static_cast<size_t>(replica_capacity));
     assignments_.resize(static_cast<size_t>(R) * replica_capacity);
-    taot_plan_v1 out{replicas_.data(), replica_capacity, 0, assignments_.data(),
-                     static_cast<int32_t>(assignments_.size()), 0};
+    taot_plan_v1 out{
+        replicas_.data(), replica_capacity, 0, assignments_.data(), static_cast<int32_t>(assignments_.size()), 0};
     char error[kErrorSize] = "";
     if (api_->make_plan(context_, &q, &out, error, kErrorSize) != TAOT_PLUGIN_OK) {
       return absl::InternalError(absl::StrCat("plugin ", api_->name, ": make_plan failed: ", error));
@@ -209,8 +209,8 @@ absl::Status CheckExportsEntry(const std::string& path) {
       return absl::OkStatus();
     }
   }
-  return absl::InvalidArgumentError(absl::StrCat("does not export ", TAOT_PLANNER_PLUGIN_V1_SYMBOL,
-                                                 " (not a taot planner plugin, version 1)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("does not export ", TAOT_PLANNER_PLUGIN_V1_SYMBOL, " (not a taot planner plugin, version 1)"));
 }
 
 // Loads the library once in a child process first: a library whose own initialisers crash,
@@ -223,7 +223,7 @@ absl::Status ProbeLoad(const std::string& path, absl::Duration timeout) {
   if (child < 0) return absl::InternalError(absl::StrCat("cannot start a probe process: ", std::strerror(errno)));
   if (child == 0) {
     const rlimit no_core{0, 0};
-    setrlimit(RLIMIT_CORE, &no_core);  // a crash here is reported; it leaves no core file
+    setrlimit(RLIMIT_CORE, &no_core);             // a crash here is reported; it leaves no core file
     dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);  // a load error shows again in the daemon's dlopen
     _exit(0);
   }
@@ -278,19 +278,21 @@ absl::StatusOr<std::string> RegisterPlugin(const std::string& path, PlannerRegis
                                                    " (not a taot planner plugin, version 1)"));
   }
   if (!ValidName(api->name) || api->init == nullptr || api->make_plan == nullptr || api->destroy == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("plugin ", path, ": ", TAOT_PLANNER_PLUGIN_V1_SYMBOL,
-                                                   " needs a name (letters, digits, '-', '_') and all three functions"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("plugin ", path, ": ", TAOT_PLANNER_PLUGIN_V1_SYMBOL,
+                     " needs a name (letters, digits, '-', '_') and all three functions"));
   }
   absl::StatusOr<std::unique_ptr<Planner>> probe_planner = Create(library, api, {});
-  if (!probe_planner.ok()) return absl::InvalidArgumentError(absl::StrCat("plugin ", path, ": ", probe_planner.status().message()));
+  if (!probe_planner.ok())
+    return absl::InvalidArgumentError(absl::StrCat("plugin ", path, ": ", probe_planner.status().message()));
   if (absl::StatusOr<ScoredPlan> probe = RunPlanner(**probe_planner, Probe()); !probe.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("plugin ", path, ": its plan for a probe request is refused: ", probe.status().message()));
   }
   const std::string name = api->name;
-  absl::Status registered = registry.Register(
-      {name, absl::StrCat("plugin ", path), {"parameters: as the plugin documents them"}},
-      [library, api](const PlannerParams& params) { return Create(library, api, params); });
+  absl::Status registered =
+      registry.Register({name, absl::StrCat("plugin ", path), {"parameters: as the plugin documents them"}},
+                        [library, api](const PlannerParams& params) { return Create(library, api, params); });
   if (!registered.ok()) return absl::InvalidArgumentError(absl::StrCat("plugin ", path, ": ", registered.message()));
   return name;
 }

@@ -71,8 +71,8 @@ size_t PrefetchFeed::watchers() const {
 
 PrefetchFeed::Prefetches PrefetchFeed::After(uint64_t after) const {
   // Sequences count up along kept_: the first one above `after` starts the answer.
-  const auto first = std::partition_point(kept_.begin(), kept_.end(),
-                                          [after](const auto& p) { return p->sequence <= after; });
+  const auto first =
+      std::partition_point(kept_.begin(), kept_.end(), [after](const auto& p) { return p->sequence <= after; });
   return {first, kept_.end()};
 }
 

@@ -63,8 +63,7 @@ LoadMatrix Build(const CaseOptions& o, const Draws& d, double skew) {
     for (int e = 0; e < o.experts; ++e) {
       double base = std::exp(skew * d.z[e]);
       if (std::binary_search(d.hot.begin(), d.hot.end(), e)) base *= o.hot_factor;
-      w[e] = base * std::exp(o.noise * d.noise[static_cast<size_t>(s) * o.experts + e] -
-                             o.noise * o.noise / 2);
+      w[e] = base * std::exp(o.noise * d.noise[static_cast<size_t>(s) * o.experts + e] - o.noise * o.noise / 2);
     }
     const std::vector<int64_t> counts = RouteTokens(w, o.top_k, o.tokens_per_rank);
     std::copy(counts.begin(), counts.end(), load.row(s).begin());
@@ -140,9 +139,9 @@ absl::StatusOr<GeneratedCase> GenerateCase(const CaseOptions& o) {
     double lo = 0, hi = 20;
     const double floor_pct = ImbalanceOf(o, draws, lo, *problem);
     if (floor_pct > want + o.tolerance_pp) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--imbalance: ", *o.imbalance, " is below what the noise and hot experts alone give (",
-          floor_pct, "%); lower --noise or --hot-factor"));
+      return absl::InvalidArgumentError(absl::StrCat("--imbalance: ", *o.imbalance,
+                                                     " is below what the noise and hot experts alone give (", floor_pct,
+                                                     "%); lower --noise or --hot-factor"));
     }
     // Aim well inside the tolerance so the final rebuild lands in it.
     for (int it = 0; it < 80; ++it) {
@@ -160,9 +159,9 @@ absl::StatusOr<GeneratedCase> GenerateCase(const CaseOptions& o) {
   out.skew = skew;
   out.hot_experts = draws.hot;
   if (o.imbalance && std::abs(out.imbalance_pct - *o.imbalance * 100.0) > o.tolerance_pp) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--imbalance: could not reach ", *o.imbalance * 100.0, "% within ", o.tolerance_pp,
-        " pp (closest ", out.imbalance_pct, "%); the top-k cap limits how hot one rank can get"));
+    return absl::InvalidArgumentError(absl::StrCat("--imbalance: could not reach ", *o.imbalance * 100.0, "% within ",
+                                                   o.tolerance_pp, " pp (closest ", out.imbalance_pct,
+                                                   "%); the top-k cap limits how hot one rank can get"));
   }
   if (absl::Status s = ValidateRequest(out.request); !s.ok()) return s;
   return out;

@@ -9,8 +9,7 @@ namespace taot::sim {
 
 std::string_view TrimCsvBlanks(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
   return s;
 }
 
@@ -27,8 +26,7 @@ std::vector<std::string_view> SplitCsvLine(std::string_view line) {
 }
 
 std::optional<int64_t> ParseCsvNonNegative(std::string_view field) {
-  if (field.empty() ||
-      !std::all_of(field.begin(), field.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+  if (field.empty() || !std::all_of(field.begin(), field.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return std::nullopt;
   }
   int64_t v = 0;

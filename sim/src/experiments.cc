@@ -63,8 +63,8 @@ class Progress {
   void Step(const std::string& what) {
     ++done_;
     if (!enabled_) return;
-    std::fprintf(stderr, "%s[%s] %d/%d %s%s", tty_ ? "\r\033[K" : "", experiment_.c_str(), done_, total_,
-                 what.c_str(), tty_ ? "" : "\n");
+    std::fprintf(stderr, "%s[%s] %d/%d %s%s", tty_ ? "\r\033[K" : "", experiment_.c_str(), done_, total_, what.c_str(),
+                 tty_ ? "" : "\n");
     if (tty_ && done_ == total_) std::fputc('\n', stderr);
   }
 
@@ -111,7 +111,9 @@ struct Context {
   }
   // A sweep's value in quick or full mode.
   template <typename T>
-  T Pick(T full, T quick) const { return options.quick ? quick : full; }
+  T Pick(T full, T quick) const {
+    return options.quick ? quick : full;
+  }
 };
 
 // The base scenario, shortened in quick mode.
@@ -144,7 +146,8 @@ absl::StatusOr<Results> RunPoint(const PlannerRegistry& registry, Scenario sc, c
     Scenario planner_sc = sc;
     planner_sc.reuse_chosen_target = spec.reuse_chosen_target;
     absl::StatusOr<SimResult> r = Simulate(planner_sc, *workload, **planner);
-    if (!r.ok()) return absl::Status(r.status().code(), absl::StrCat(label, ", ", spec.label, ": ", r.status().message()));
+    if (!r.ok())
+      return absl::Status(r.status().code(), absl::StrCat(label, ", ", spec.label, ": ", r.status().message()));
     out.emplace_back(spec, *r);
     progress.Step(absl::StrCat(label, " ", spec.label));
   }
@@ -158,9 +161,9 @@ const SimResult* Find(const Results& results, const std::string& label) {
   return nullptr;
 }
 
-const std::vector<std::string> kStepColumns = {"step_time_ms",    "speedup",         "imbalance_after_pct",
-                                               "transfers_intra", "transfers_inter", "stall_ms",
-                                               "plan_ms",         "imbalance_before_pct"};
+const std::vector<std::string> kStepColumns = {
+    "step_time_ms", "speedup", "imbalance_after_pct", "transfers_intra", "transfers_inter",
+    "stall_ms",     "plan_ms", "imbalance_before_pct"};
 
 std::vector<std::string> StepCells(const SimResult& r, const SimResult& none) {
   return {Num(r.step_ms),         Num(none.step_ms / r.step_ms), Num(r.imbalance_after_pct),
@@ -169,19 +172,19 @@ std::vector<std::string> StepCells(const SimResult& r, const SimResult& none) {
 }
 
 std::map<std::string, std::string> ScenarioSummary(const Scenario& sc) {
-  return {{"model", sc.model.name},
-          {"cluster", absl::StrCat(sc.cluster_name, " (NVLink ", sc.cluster.nvlink_gbps, " GB/s, IB ",
-                                   sc.cluster.ib_gbps_per_gpu(), " GB/s per GPU, ", sc.cluster.gemm_tflops,
-                                   " TFLOP/s)")},
-          {"ranks (EP)", absl::StrCat(sc.ranks)},
-          {"guest slots K", absl::StrCat(sc.slots_per_rank)},
-          {"lambda", Num(sc.inter_node_cost)},
-          {"planning", PlanningModeName(sc.mode)},
-          {"workload", absl::StrCat(sc.workload.layers, " layers simulated of ", sc.model.moe_layers, ", ",
-                                    sc.workload.steps, " steps (first is warm-up) x ", sc.workload.microbatches,
-                                    " microbatches of ", sc.model.tokens_per_rank, " tokens per rank; initial imbalance ",
-                                    Num(sc.workload.imbalance * 100), "%, drift ", Num(sc.workload.drift),
-                                    ", burst rate ", Num(sc.workload.burst_rate), ", seed ", sc.workload.seed)}};
+  return {
+      {"model", sc.model.name},
+      {"cluster", absl::StrCat(sc.cluster_name, " (NVLink ", sc.cluster.nvlink_gbps, " GB/s, IB ",
+                               sc.cluster.ib_gbps_per_gpu(), " GB/s per GPU, ", sc.cluster.gemm_tflops, " TFLOP/s)")},
+      {"ranks (EP)", absl::StrCat(sc.ranks)},
+      {"guest slots K", absl::StrCat(sc.slots_per_rank)},
+      {"lambda", Num(sc.inter_node_cost)},
+      {"planning", PlanningModeName(sc.mode)},
+      {"workload", absl::StrCat(sc.workload.layers, " layers simulated of ", sc.model.moe_layers, ", ",
+                                sc.workload.steps, " steps (first is warm-up) x ", sc.workload.microbatches,
+                                " microbatches of ", sc.model.tokens_per_rank, " tokens per rank; initial imbalance ",
+                                Num(sc.workload.imbalance * 100), "%, drift ", Num(sc.workload.drift), ", burst rate ",
+                                Num(sc.workload.burst_rate), ", seed ", sc.workload.seed)}};
 }
 
 // The files beside the CSV: metadata, then the plot.
@@ -276,7 +279,8 @@ absl::Status Table1(Context ctx) {
       Scenario sc = ctx.base;
       sc.ranks = ep;
       sc.workload.imbalance = initial / 100.0;
-      absl::StatusOr<Results> results = RunPoint(ctx.registry(), sc, planners, absl::StrCat("EP", ep, " ", initial, "%"), progress);
+      absl::StatusOr<Results> results =
+          RunPoint(ctx.registry(), sc, planners, absl::StrCat("EP", ep, " ", initial, "%"), progress);
       if (!results.ok()) return results.status();
       const SimResult& none = *Find(*results, "none");
       for (const auto& [spec, r] : *results) {
@@ -289,12 +293,13 @@ absl::Status Table1(Context ctx) {
       }
     }
   }
-  return Finish(ctx, csv, "The paper's Table 1: balance and transfer cost per plan",
-                "Per plan (one layer of one microbatch, no resident replicas), averaged over the simulated layers: "
-                "the imbalance improvement in percentage points and the weighted transfer cost (intra-node transfers "
-                "+ lambda x inter-node ones), K = 2, lambda = 3, beside the figures the TAOT paper reports (its TAOT is "
-                "our taot-paper). The paper does not publish how it generated its loads, so the figures compare in "
-                "kind, not digit for digit. step_time_ms is the modelled step with one microbatch.");
+  return Finish(
+      ctx, csv, "The paper's Table 1: balance and transfer cost per plan",
+      "Per plan (one layer of one microbatch, no resident replicas), averaged over the simulated layers: "
+      "the imbalance improvement in percentage points and the weighted transfer cost (intra-node transfers "
+      "+ lambda x inter-node ones), K = 2, lambda = 3, beside the figures the TAOT paper reports (its TAOT is "
+      "our taot-paper). The paper does not publish how it generated its loads, so the figures compare in "
+      "kind, not digit for digit. step_time_ms is the modelled step with one microbatch.");
 }
 
 absl::Status Overhead(const Context& ctx) {
@@ -333,7 +338,8 @@ absl::Status Modes(const Context& ctx) {
   for (int ep : eps) {
     Scenario sc = ctx.base;
     sc.ranks = ep;
-    absl::StatusOr<Results> none = RunPoint(ctx.registry(), sc, {{"none", "none", {}}}, absl::StrCat("EP", ep), progress);
+    absl::StatusOr<Results> none =
+        RunPoint(ctx.registry(), sc, {{"none", "none", {}}}, absl::StrCat("EP", ep), progress);
     if (!none.ok()) return none.status();
     const SimResult& base = none->front().second;
     std::vector<std::string> row = {absl::StrCat(ep), "none"};
@@ -341,7 +347,8 @@ absl::Status Modes(const Context& ctx) {
     csv.Add(std::move(row));
     for (PlanningMode mode : modes) {
       sc.mode = mode;
-      absl::StatusOr<Results> r = RunPoint(ctx.registry(), sc, {{"taot", "taot", {}}}, absl::StrCat("EP", ep, " ", PlanningModeName(mode)), progress);
+      absl::StatusOr<Results> r = RunPoint(ctx.registry(), sc, {{"taot", "taot", {}}},
+                                           absl::StrCat("EP", ep, " ", PlanningModeName(mode)), progress);
       if (!r.ok()) return r.status();
       row = {absl::StrCat(ep), PlanningModeName(mode)};
       for (std::string& cell : StepCells(r->front().second, base)) row.push_back(std::move(cell));
@@ -365,14 +372,13 @@ struct FrontierCase {
 };
 
 absl::Status Frontier(const Context& ctx) {
-  Csv csv({"scenario", "target", "step_time_ms", "speedup", "imbalance_after_pct", "transfers_intra",
-           "transfers_inter", "stall_ms", "chosen_target_pct", "plan_ms"});
+  Csv csv({"scenario", "target", "step_time_ms", "speedup", "imbalance_after_pct", "transfers_intra", "transfers_inter",
+           "stall_ms", "chosen_target_pct", "plan_ms"});
   std::vector<FrontierCase> cases = {{"qwen3 EP16 h800 50%", "qwen3-30b-a3b", "h800", 16, 0.5},
                                      {"qwen3 EP32 h800 70%", "qwen3-30b-a3b", "h800", 32, 0.7},
                                      {"qwen3 EP64 h100 30%", "qwen3-30b-a3b", "h100", 64, 0.3},
                                      {"deepseek-v3 EP64 h800 50%", "deepseek-v3", "h800", 64, 0.5}};
-  const std::vector<double> targets =
-      ctx.Pick<std::vector<double>>({0, 1, 2, 3, 5, 7.5, 10, 15, 20}, {0, 2, 10});
+  const std::vector<double> targets = ctx.Pick<std::vector<double>>({0, 1, 2, 3, 5, 7.5, 10, 15, 20}, {0, 2, 10});
   if (ctx.options.quick) cases.resize(2);
   Progress progress(ctx.name, static_cast<int>(cases.size() * (targets.size() + 3)), ctx.options.progress);
   for (const FrontierCase& fc : cases) {
@@ -396,9 +402,9 @@ absl::Status Frontier(const Context& ctx) {
       const SimResult& r = (*results)[i].second;
       const std::string& label = (*results)[i].first.label;
       const bool automatic = label != "taot";
-      csv.Add({fc.name, automatic ? label.substr(std::string("taot-").size()) : Num(targets[i - 1]), Num(r.step_ms), Num(none.step_ms / r.step_ms),
-               Num(r.imbalance_after_pct), Num(r.transfers_intra), Num(r.transfers_inter), Num(r.stall_ms),
-               automatic ? Num(r.chosen_target_pct) : "", Num(r.plan_ms)});
+      csv.Add({fc.name, automatic ? label.substr(std::string("taot-").size()) : Num(targets[i - 1]), Num(r.step_ms),
+               Num(none.step_ms / r.step_ms), Num(r.imbalance_after_pct), Num(r.transfers_intra),
+               Num(r.transfers_inter), Num(r.stall_ms), automatic ? Num(r.chosen_target_pct) : "", Num(r.plan_ms)});
     }
   }
   return Finish(ctx, csv, "Step time against taot's target residual imbalance",
@@ -459,7 +465,8 @@ absl::Status Dispatch(const Context& ctx) {
 }  // namespace
 
 const std::vector<std::string>& ExperimentNames() {
-  static const std::vector<std::string> kNames = {"table1", "imbalance", "scale", "slots", "overhead", "modes", "frontier"};
+  static const std::vector<std::string> kNames = {"table1",   "imbalance", "scale",   "slots",
+                                                  "overhead", "modes",     "frontier"};
   return kNames;
 }
 

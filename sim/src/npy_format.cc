@@ -31,8 +31,7 @@ class NpyHeaderParser {
       if (*key == "descr") {
         seen_descr = true;
         if (Peek() == '[') {
-          return absl::InvalidArgumentError(
-              "a structured dtype is not supported; save a plain integer array");
+          return absl::InvalidArgumentError("a structured dtype is not supported; save a plain integer array");
         }
         value = Assign(String(), header.descr);
       } else if (*key == "fortran_order") {
@@ -42,15 +41,13 @@ class NpyHeaderParser {
         seen_shape = true;
         value = Assign(Tuple(), header.shape);
       } else {
-        return absl::InvalidArgumentError(
-            absl::StrCat("unexpected key '", QuoteForError(*key), "' in the NPY header"));
+        return absl::InvalidArgumentError(absl::StrCat("unexpected key '", QuoteForError(*key), "' in the NPY header"));
       }
       if (!value.ok()) return value;
       if (!Consume(',') && Peek() != '}') return Expected("',' or '}'");
     }
     if (!seen_descr || !seen_order || !seen_shape) {
-      return absl::InvalidArgumentError(
-          "the NPY header lacks one of 'descr', 'fortran_order' and 'shape'");
+      return absl::InvalidArgumentError("the NPY header lacks one of 'descr', 'fortran_order' and 'shape'");
     }
     return header;
   }
@@ -82,9 +79,8 @@ class NpyHeaderParser {
     return true;
   }
   absl::Status Expected(const std::string& what) const {
-    return absl::InvalidArgumentError(
-        absl::StrCat("malformed NPY header: expected ", what, " at byte ", pos_, ", at '",
-                     QuoteForError(text_.substr(std::min(pos_, text_.size()))), "'"));
+    return absl::InvalidArgumentError(absl::StrCat("malformed NPY header: expected ", what, " at byte ", pos_, ", at '",
+                                                   QuoteForError(text_.substr(std::min(pos_, text_.size()))), "'"));
   }
 
   absl::StatusOr<std::string> String() {
@@ -131,30 +127,26 @@ absl::StatusOr<int> NpyHeaderLengthBytes(std::string_view first_bytes) {
   }
   const int major = static_cast<unsigned char>(first_bytes[6]);
   if (major < 1 || major > 3) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("NPY version ", major, ".", int{static_cast<unsigned char>(first_bytes[7])},
-                     " is not supported (1.0, 2.0 or 3.0)"));
+    return absl::InvalidArgumentError(absl::StrCat("NPY version ", major, ".",
+                                                   int{static_cast<unsigned char>(first_bytes[7])},
+                                                   " is not supported (1.0, 2.0 or 3.0)"));
   }
   return major == 1 ? 2 : 4;
 }
 
-absl::StatusOr<NpyHeader> ParseNpyHeader(std::string_view text) {
-  return NpyHeaderParser(text).Parse();
-}
+absl::StatusOr<NpyHeader> ParseNpyHeader(std::string_view text) { return NpyHeaderParser(text).Parse(); }
 
 absl::StatusOr<NpyIntType> ParseNpyDtype(const std::string& descr) {
   static const std::pair<const char*, NpyIntType> kTypes[] = {
-      {"|i1", {1, true}}, {"<i1", {1, true}},  {"|u1", {1, false}}, {"<u1", {1, false}},
-      {"<i2", {2, true}}, {"<u2", {2, false}}, {"<i4", {4, true}},  {"<u4", {4, false}},
-      {"<i8", {8, true}}, {"<u8", {8, false}},
+      {"|i1", {1, true}},  {"<i1", {1, true}}, {"|u1", {1, false}}, {"<u1", {1, false}}, {"<i2", {2, true}},
+      {"<u2", {2, false}}, {"<i4", {4, true}}, {"<u4", {4, false}}, {"<i8", {8, true}},  {"<u8", {8, false}},
   };
   for (const auto& [name, type] : kTypes) {
     if (descr == name) return type;
   }
   if (descr.size() == 3 && descr[0] == '>' && (descr[1] == 'i' || descr[1] == 'u')) {
     return absl::InvalidArgumentError(
-        absl::StrCat("dtype '", descr, "' is big-endian; save it little-endian (a.astype('<",
-                     descr.substr(1), "'))"));
+        absl::StrCat("dtype '", descr, "' is big-endian; save it little-endian (a.astype('<", descr.substr(1), "'))"));
   }
   return absl::InvalidArgumentError(
       absl::StrCat("dtype '", QuoteForError(descr), "' is not an integer type (use int32/int64)"));
@@ -188,8 +180,8 @@ std::string NpyElementIndex(uint64_t flat, const std::vector<int64_t>& shape) {
 }
 
 std::string NpyInt64Preamble(const std::vector<int64_t>& shape) {
-  const std::string dict = absl::StrCat("{'descr': '<i8', 'fortran_order': False, 'shape': ",
-                                        NpyShapeString(shape), ", }");
+  const std::string dict =
+      absl::StrCat("{'descr': '<i8', 'fortran_order': False, 'shape': ", NpyShapeString(shape), ", }");
   for (int major : {1, 2}) {
     const size_t fixed = major == 1 ? 10 : 12;
     const size_t header = dict.size() + 1 + (64 - (fixed + dict.size() + 1) % 64) % 64;
@@ -211,8 +203,7 @@ void AppendLittleEndian(std::string& out, std::span<const int64_t> values) {
     out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(int64_t));
   } else {
     for (int64_t v : values) {
-      for (int i = 0; i < 8; ++i)
-        out += static_cast<char>((static_cast<uint64_t>(v) >> (8 * i)) & 0xff);
+      for (int i = 0; i < 8; ++i) out += static_cast<char>((static_cast<uint64_t>(v) >> (8 * i)) & 0xff);
     }
   }
 }

@@ -16,7 +16,10 @@ std::vector<double> CappedShares(std::vector<double> w, int top_k) {
     double free_weight = 0;
     int n_capped = 0;
     for (size_t e = 0; e < w.size(); ++e) {
-      if (capped[e]) ++n_capped; else free_weight += w[e];
+      if (capped[e])
+        ++n_capped;
+      else
+        free_weight += w[e];
     }
     const double free_mass = 1.0 - n_capped * cap;
     bool changed = false;
@@ -46,8 +49,7 @@ std::vector<int64_t> RoundToTotal(const std::vector<double>& share, int64_t tota
     assigned += count[e];
     remainder.push_back({exact - static_cast<double>(count[e]), e});
   }
-  std::stable_sort(remainder.begin(), remainder.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::stable_sort(remainder.begin(), remainder.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   for (size_t i = 0; assigned < total; i = (i + 1) % remainder.size()) {
     const size_t e = remainder[i].second;
     if (count[e] < cap) {

@@ -54,9 +54,9 @@ void ReadCluster(json_fields::Reader& in, const json& v, Scenario& sc) {
   if (v.is_string()) {
     preset = v.get<std::string>();
   } else if ((obj = in.Object(v, "cluster")) != nullptr) {
-    in.OnlyKeys(*obj, "cluster", {"preset", "gpus_per_node", "gemm_tflops", "hbm_gbps", "nvlink_gbps",
-                                  "nvlink_latency_us", "ib_gbps", "nics_per_gpu", "ib_latency_us",
-                                  "gemm_launch_us"});
+    in.OnlyKeys(*obj, "cluster",
+                {"preset", "gpus_per_node", "gemm_tflops", "hbm_gbps", "nvlink_gbps", "nvlink_latency_us", "ib_gbps",
+                 "nics_per_gpu", "ib_latency_us", "gemm_launch_us"});
     FieldReader(in, *obj, "cluster").String("preset", preset);
   }
   if (!in.ok()) return;
@@ -85,9 +85,9 @@ void ReadModel(json_fields::Reader& in, const json& v, Scenario& sc) {
   if (v.is_string()) {
     preset = v.get<std::string>();
   } else if ((obj = in.Object(v, "model")) != nullptr) {
-    in.OnlyKeys(*obj, "model", {"preset", "hidden", "expert_ffn", "experts", "top_k", "moe_layers",
-                                "tokens_per_rank", "dtype_bytes", "dense_params_per_layer",
-                                "attention_flops_per_token"});
+    in.OnlyKeys(*obj, "model",
+                {"preset", "hidden", "expert_ffn", "experts", "top_k", "moe_layers", "tokens_per_rank", "dtype_bytes",
+                 "dense_params_per_layer", "attention_flops_per_token"});
     FieldReader(in, *obj, "model").String("preset", preset);
   }
   if (!in.ok()) return;
@@ -111,8 +111,9 @@ void ReadModel(json_fields::Reader& in, const json& v, Scenario& sc) {
 void ReadWorkload(json_fields::Reader& in, const json& v, Scenario& sc) {
   const json* obj = in.Object(v, "workload");
   if (obj == nullptr) return;
-  in.OnlyKeys(*obj, "workload", {"trace", "layers", "steps", "microbatches", "imbalance", "noise", "drift",
-                                 "burst_rate", "burst_experts", "burst_steps", "burst_factor", "seed"});
+  in.OnlyKeys(*obj, "workload",
+              {"trace", "layers", "steps", "microbatches", "imbalance", "noise", "drift", "burst_rate", "burst_experts",
+               "burst_steps", "burst_factor", "seed"});
   FieldReader f(in, *obj, "workload");
   SequenceOptions& w = sc.workload;
   f.String("trace", sc.trace);
@@ -137,15 +138,17 @@ absl::StatusOr<PlanningMode> ParsePlanningMode(const std::string& name) {
   if (name == "local") return PlanningMode::kLocal;
   if (name == "remote") return PlanningMode::kRemote;
   if (name == "predictive") return PlanningMode::kPredictive;
-  return absl::InvalidArgumentError(
-      absl::StrCat("mode: must be local, remote or predictive, got '", name, "'"));
+  return absl::InvalidArgumentError(absl::StrCat("mode: must be local, remote or predictive, got '", name, "'"));
 }
 
 const char* PlanningModeName(PlanningMode mode) {
   switch (mode) {
-    case PlanningMode::kLocal: return "local";
-    case PlanningMode::kRemote: return "remote";
-    case PlanningMode::kPredictive: return "predictive";
+    case PlanningMode::kLocal:
+      return "local";
+    case PlanningMode::kRemote:
+      return "remote";
+    case PlanningMode::kPredictive:
+      return "predictive";
   }
   return "?";
 }
@@ -171,8 +174,9 @@ absl::StatusOr<Scenario> ReadScenario(const std::string& path, Scenario base) {
   json_fields::Reader in;
   const json* root = in.Object(*parsed, "");
   if (root != nullptr) {
-    in.OnlyKeys(*root, "", {"cluster", "model", "ranks", "slots_per_rank", "inter_node_cost", "mode", "rpc_us",
-                            "reuse_chosen_target", "workload"});
+    in.OnlyKeys(*root, "",
+                {"cluster", "model", "ranks", "slots_per_rank", "inter_node_cost", "mode", "rpc_us",
+                 "reuse_chosen_target", "workload"});
   }
   if (!in.ok()) return prefixed(in.status());
   Scenario sc = std::move(base);

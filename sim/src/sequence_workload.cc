@@ -92,9 +92,9 @@ absl::StatusOr<std::unique_ptr<SequenceWorkload>> SequenceWorkload::Create(const
     double lo = 0, hi = 20, skew = 0;
     const double floor_pct = ImbalanceOf(w->Route(0, layer, 0, 0, false), options.ranks);
     if (floor_pct > want + 0.5) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "imbalance: ", options.imbalance, " is below what the noise alone gives on layer ",
-          layer, " (", floor_pct, "%); lower noise"));
+      return absl::InvalidArgumentError(absl::StrCat("imbalance: ", options.imbalance,
+                                                     " is below what the noise alone gives on layer ", layer, " (",
+                                                     floor_pct, "%); lower noise"));
     }
     for (int it = 0; it < 60; ++it) {
       skew = (lo + hi) / 2;
@@ -107,9 +107,7 @@ absl::StatusOr<std::unique_ptr<SequenceWorkload>> SequenceWorkload::Create(const
   return w;
 }
 
-WorkloadShape SequenceWorkload::shape() const {
-  return {o_.ranks, o_.experts, o_.layers, o_.steps, o_.microbatches};
-}
+WorkloadShape SequenceWorkload::shape() const { return {o_.ranks, o_.experts, o_.layers, o_.steps, o_.microbatches}; }
 
 std::vector<double> SequenceWorkload::BurstBoost(int step, int layer) const {
   std::vector<double> boost(static_cast<size_t>(o_.experts), 0.0);
@@ -146,9 +144,9 @@ LoadMatrix SequenceWorkload::Route(int step, int layer, int microbatch, double s
   std::vector<double> w(static_cast<size_t>(o_.experts));
   for (int s = 0; s < o_.ranks; ++s) {
     for (int e = 0; e < o_.experts; ++e) {
-      const double xi = Normal(Key(o_.seed, {kNoise, static_cast<uint64_t>(layer), static_cast<uint64_t>(step),
-                                             static_cast<uint64_t>(microbatch), static_cast<uint64_t>(s),
-                                             static_cast<uint64_t>(e)}));
+      const double xi =
+          Normal(Key(o_.seed, {kNoise, static_cast<uint64_t>(layer), static_cast<uint64_t>(step),
+                               static_cast<uint64_t>(microbatch), static_cast<uint64_t>(s), static_cast<uint64_t>(e)}));
       w[e] = std::exp(skew * z[e] + boost[e] + o_.noise * xi - o_.noise * o_.noise / 2);
     }
     const std::vector<int64_t> counts = RouteTokens(w, o_.top_k, o_.tokens_per_rank);

@@ -57,7 +57,11 @@ struct Totals {
 class Run {
  public:
   Run(const Scenario& sc, const Workload& w, Planner& planner, std::shared_ptr<const Problem> problem)
-      : sc_(sc), w_(w), shape_(w.shape()), planner_(planner), problem_(std::move(problem)),
+      : sc_(sc),
+        w_(w),
+        shape_(w.shape()),
+        planner_(planner),
+        problem_(std::move(problem)),
         predicted_(static_cast<size_t>(shape_.layers)) {}
 
   absl::StatusOr<SimResult> Go();
@@ -78,7 +82,7 @@ class Run {
   const WorkloadShape shape_;
   Planner& planner_;
   const std::shared_ptr<const Problem> problem_;  // every microbatch's request shares it
-  std::vector<std::vector<Replica>> predicted_;  // per layer, for the next step
+  std::vector<std::vector<Replica>> predicted_;   // per layer, for the next step
   double prefetch_intra_ = 0, prefetch_inter_ = 0;
 };
 
@@ -98,8 +102,7 @@ absl::Status Run::Microbatch(int step, int layer, int mb, LayerState& state, Tot
   if (predictive) {
     const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<Plan> split = SplitOverReplicas(request, request.resident);
-    const double split_us =
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    const double split_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     if (!split.ok()) return split.status();
     scored.plan = *std::move(split);
     scored.score = Score(request, scored.plan, split_us);
@@ -151,8 +154,8 @@ absl::StatusOr<SimResult> Run::Go() {
       LayerState state;
       for (int mb = 0; mb < shape_.microbatches; ++mb) {
         if (absl::Status s = Microbatch(step, layer, mb, state, measure); !s.ok()) {
-          return absl::Status(s.code(), absl::StrCat("step ", step, ", layer ", layer, ", microbatch ", mb,
-                                                     ": ", s.message()));
+          return absl::Status(s.code(),
+                              absl::StrCat("step ", step, ", layer ", layer, ", microbatch ", mb, ": ", s.message()));
         }
       }
       if (sc_.mode == PlanningMode::kPredictive) {
@@ -193,8 +196,8 @@ absl::StatusOr<SimResult> Simulate(const Scenario& scenario, const Workload& wor
   absl::StatusOr<Topology> topology = Topology::Uniform(
       scenario.ranks, std::min(scenario.cluster.gpus_per_node, scenario.ranks), scenario.inter_node_cost);
   if (!topology.ok()) return topology.status();
-  absl::StatusOr<std::shared_ptr<const Problem>> problem = ShareProblem(
-      {*std::move(topology), shape.experts, scenario.slots_per_rank, scenario.model.expert_bytes()});
+  absl::StatusOr<std::shared_ptr<const Problem>> problem =
+      ShareProblem({*std::move(topology), shape.experts, scenario.slots_per_rank, scenario.model.expert_bytes()});
   if (!problem.ok()) return problem.status();
   return Run(scenario, workload, planner, *std::move(problem)).Go();
 }

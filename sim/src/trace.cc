@@ -31,8 +31,7 @@ class TraceWorkload final : public Workload {
   WorkloadShape shape() const override { return shape_; }
 
   LoadMatrix Load(int step, int layer, int microbatch) const override {
-    const size_t index =
-        (static_cast<size_t>(layer) * shape_.steps + step) * shape_.microbatches + microbatch;
+    const size_t index = (static_cast<size_t>(layer) * shape_.steps + step) * shape_.microbatches + microbatch;
     return matrices_.at(index);
   }
 
@@ -42,66 +41,53 @@ class TraceWorkload final : public Workload {
 };
 
 absl::StatusOr<TraceLayer> ReadLayer(const LayerFile& file) {
-  absl::StatusOr<TraceLayer> layer = file.format == TraceFormat::kNpy
-                                         ? ReadNpyTraceLayer(file.path, file.name)
-                                         : ReadCsvTraceLayer(file.path, file.name);
+  absl::StatusOr<TraceLayer> layer = file.format == TraceFormat::kNpy ? ReadNpyTraceLayer(file.path, file.name)
+                                                                      : ReadCsvTraceLayer(file.path, file.name);
   if (!layer.ok()) return layer;
   if (absl::Status s = CheckTraceLayer(*layer, file.name); !s.ok()) return s;
   return layer;
 }
 
 absl::Status CheckWorkloadShape(const WorkloadShape& s) {
-  auto bad = [](const std::string& what) {
-    return absl::InvalidArgumentError(absl::StrCat("workload shape: ", what));
-  };
+  auto bad = [](const std::string& what) { return absl::InvalidArgumentError(absl::StrCat("workload shape: ", what)); };
   if (s.layers < 1 || s.layers > kMaxLayers) {
-    return bad(absl::StrCat("layers must be in [1, ", kMaxLayers,
-                            "] (three-digit file names), got ", s.layers));
+    return bad(absl::StrCat("layers must be in [1, ", kMaxLayers, "] (three-digit file names), got ", s.layers));
   }
   if (s.steps < 1) return bad(absl::StrCat("steps must be at least 1, got ", s.steps));
-  if (s.microbatches < 1)
-    return bad(absl::StrCat("microbatches must be at least 1, got ", s.microbatches));
+  if (s.microbatches < 1) return bad(absl::StrCat("microbatches must be at least 1, got ", s.microbatches));
   if (s.ranks < 1) return bad(absl::StrCat("ranks must be at least 1, got ", s.ranks));
   if (s.experts < 1 || s.experts % s.ranks != 0) {
-    return bad(absl::StrCat("experts must be a positive multiple of ranks (", s.ranks, "), got ",
-                            s.experts));
+    return bad(absl::StrCat("experts must be a positive multiple of ranks (", s.ranks, "), got ", s.experts));
   }
   return absl::OkStatus();
 }
 
 // A matrix the reader would accept back, so a written trace is always a readable one.
 absl::Status CheckMatrix(const LoadMatrix& m, const WorkloadShape& s, int step, int layer, int mb) {
-  const std::string where =
-      absl::StrCat("workload: step ", step, ", layer ", layer, ", microbatch ", mb);
+  const std::string where = absl::StrCat("workload: step ", step, ", layer ", layer, ", microbatch ", mb);
   if (m.sources() != s.ranks || m.experts() != s.experts) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": Load returned ", m.sources(), " x ",
-                                                   m.experts(), ", the shape says ", s.ranks, " x ",
-                                                   s.experts));
+    return absl::InvalidArgumentError(absl::StrCat(where, ": Load returned ", m.sources(), " x ", m.experts(),
+                                                   ", the shape says ", s.ranks, " x ", s.experts));
   }
   for (int r = 0; r < m.sources(); ++r) {
     for (int e = 0; e < m.experts(); ++e) {
       if (auto problem = CountProblem(m.at(r, e))) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(where, ": rank ", r, ", expert ", e, ": ", *problem));
+        return absl::InvalidArgumentError(absl::StrCat(where, ": rank ", r, ", expert ", e, ": ", *problem));
       }
     }
   }
-  if (auto problem = TotalProblem(m))
-    return absl::InvalidArgumentError(absl::StrCat(where, ": ", *problem));
+  if (auto problem = TotalProblem(m)) return absl::InvalidArgumentError(absl::StrCat(where, ": ", *problem));
   return absl::OkStatus();
 }
 
 // One matrix at a time, so that writing costs one matrix's text, not the layer's.
-absl::Status WriteLayer(const Workload& workload, int layer, TraceFormat format,
-                        const fs::path& path) {
+absl::Status WriteLayer(const Workload& workload, int layer, TraceFormat format, const fs::path& path) {
   const WorkloadShape s = workload.shape();
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) {
-    return absl::PermissionDeniedError(
-        absl::StrCat(path.string(), ": cannot create: ", std::strerror(errno)));
+    return absl::PermissionDeniedError(absl::StrCat(path.string(), ": cannot create: ", std::strerror(errno)));
   }
-  std::string buffer =
-      format == TraceFormat::kNpy ? NpyTraceLayerPreamble(s) : CsvTraceLayerHeader(s);
+  std::string buffer = format == TraceFormat::kNpy ? NpyTraceLayerPreamble(s) : CsvTraceLayerHeader(s);
   for (int step = 0; step < s.steps; ++step) {
     for (int mb = 0; mb < s.microbatches; ++mb) {
       const LoadMatrix m = workload.Load(step, layer, mb);
@@ -132,11 +118,10 @@ absl::StatusOr<std::unique_ptr<Workload>> ReadTrace(const std::string& path) {
     if (file.index == 0) {
       dims = layer->dims;
     } else if (layer->dims != dims) {
-      return LayerFileError(
-          file.name,
-          absl::StrCat("shape ", TraceDimsString(layer->dims), " differs from ",
-                       files->front().path.filename().string(), "'s ", TraceDimsString(dims),
-                       "; every layer needs the same steps, microbatches, ranks and experts"));
+      return LayerFileError(file.name,
+                            absl::StrCat("shape ", TraceDimsString(layer->dims), " differs from ",
+                                         files->front().path.filename().string(), "'s ", TraceDimsString(dims),
+                                         "; every layer needs the same steps, microbatches, ranks and experts"));
     }
     std::move(layer->matrices.begin(), layer->matrices.end(), std::back_inserter(matrices));
   }
@@ -149,8 +134,7 @@ absl::StatusOr<std::unique_ptr<Workload>> ReadTrace(const std::string& path) {
   return std::make_unique<TraceWorkload>(shape, std::move(matrices));
 }
 
-absl::Status WriteTrace(const Workload& workload, const std::string& directory,
-                        TraceFormat format) {
+absl::Status WriteTrace(const Workload& workload, const std::string& directory, TraceFormat format) {
   const WorkloadShape shape = workload.shape();
   if (absl::Status s = CheckWorkloadShape(shape); !s.ok()) return s;
   if (absl::Status s = PrepareTraceDirectory(directory); !s.ok()) return s;

@@ -37,8 +37,7 @@ class CsvTraceReader {
 
   absl::StatusOr<TraceLayer> Read() {
     std::ifstream in(path_);
-    if (!in)
-      return absl::NotFoundError(absl::StrCat(name_, ": cannot open: ", std::strerror(errno)));
+    if (!in) return absl::NotFoundError(absl::StrCat(name_, ": cannot open: ", std::strerror(errno)));
     std::string line;
     bool have_header = false;
     while (std::getline(in, line)) {
@@ -50,8 +49,7 @@ class CsvTraceReader {
       have_header = true;
     }
     if (in.bad()) return Error(absl::StrCat("read failed after line ", line_number_));
-    if (!have_header)
-      return Error("no header line (step,rank,e0,e1,... or step,microbatch,rank,e0,...)");
+    if (!have_header) return Error("no header line (step,rank,e0,e1,... or step,microbatch,rank,e0,...)");
     if (rows_.empty()) return Error("no data rows after the header");
     return Assemble();
   }
@@ -66,36 +64,33 @@ class CsvTraceReader {
     const std::vector<std::string_view> fields = SplitCsvLine(text);
     has_microbatch_ = fields.size() > 1 && fields[1] == "microbatch";
     index_columns_ = has_microbatch_ ? 3 : 2;
-    const bool leading_ok = fields.size() >= index_columns_ && fields[0] == "step" &&
-                            fields[index_columns_ - 1] == "rank";
+    const bool leading_ok =
+        fields.size() >= index_columns_ && fields[0] == "step" && fields[index_columns_ - 1] == "rank";
     if (!leading_ok) {
-      return LineError(absl::StrCat(
-          "the header must start 'step,rank,e0,...' or 'step,microbatch,rank,e0,...', got '",
-          QuoteForError(text), "'"));
+      return LineError(absl::StrCat("the header must start 'step,rank,e0,...' or 'step,microbatch,rank,e0,...', got '",
+                                    QuoteForError(text), "'"));
     }
     for (size_t c = index_columns_; c < fields.size(); ++c) {
       const std::string expected = absl::StrCat("e", c - index_columns_);
       if (fields[c] != expected) {
-        return LineError(absl::StrCat("header column ", c + 1, ": expected '", expected, "', got '",
-                                      QuoteForError(fields[c]), "'"));
+        return LineError(
+            absl::StrCat("header column ", c + 1, ": expected '", expected, "', got '", QuoteForError(fields[c]), "'"));
       }
     }
     experts_ = fields.size() - index_columns_;
     if (experts_ == 0) return LineError("the header names no expert columns (e0, e1, ...)");
     if (experts_ > static_cast<size_t>(kMaxExperts)) {
-      return LineError(
-          absl::StrCat(experts_, " expert columns, more than the limit of ", kMaxExperts));
+      return LineError(absl::StrCat(experts_, " expert columns, more than the limit of ", kMaxExperts));
     }
     return absl::OkStatus();
   }
 
   // A step, microbatch or rank into `out`: numbered from 0 and below `limit`.
-  absl::Status IndexField(std::string_view field, const char* column, int64_t limit,
-                          int& out) const {
+  absl::Status IndexField(std::string_view field, const char* column, int64_t limit, int& out) const {
     const std::optional<int64_t> v = ParseCsvNonNegative(field);
     if (!v || *v >= limit) {
-      return LineError(absl::StrCat("column ", column, ": must be an integer in [0, ", limit - 1,
-                                    "], got '", QuoteForError(field), "'"));
+      return LineError(absl::StrCat("column ", column, ": must be an integer in [0, ", limit - 1, "], got '",
+                                    QuoteForError(field), "'"));
     }
     out = static_cast<int>(*v);
     return absl::OkStatus();
@@ -104,8 +99,7 @@ class CsvTraceReader {
   absl::Status ParseRow(std::string_view text) {
     const std::vector<std::string_view> fields = SplitCsvLine(text);
     if (fields.size() != index_columns_ + experts_) {
-      return LineError(
-          absl::StrCat(fields.size(), " columns, the header has ", index_columns_ + experts_));
+      return LineError(absl::StrCat(fields.size(), " columns, the header has ", index_columns_ + experts_));
     }
     CsvRow row;
     row.line = line_number_;
@@ -119,12 +113,11 @@ class CsvTraceReader {
       const std::string_view field = fields[index_columns_ + e];
       const std::optional<int64_t> v = ParseCsvNonNegative(field);
       if (!v) {
-        return LineError(absl::StrCat("column e", e, ": must be an integer >= 0, got '",
-                                      QuoteForError(field), "'"));
+        return LineError(absl::StrCat("column e", e, ": must be an integer >= 0, got '", QuoteForError(field), "'"));
       }
       if (*v > kMaxTokensPerEntry) {
-        return LineError(absl::StrCat("column e", e, ": must be at most 2^40 (", kMaxTokensPerEntry,
-                                      "), got '", QuoteForError(field), "'"));
+        return LineError(absl::StrCat("column e", e, ": must be at most 2^40 (", kMaxTokensPerEntry, "), got '",
+                                      QuoteForError(field), "'"));
       }
       counts_.push_back(*v);
     }
@@ -145,9 +138,9 @@ class CsvTraceReader {
       const CsvRow& a = rows_[order[i - 1]];
       const CsvRow& b = rows_[order[i]];
       if (a.key() == b.key()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(name_, ":", std::max(a.line, b.line), ": duplicate row for ",
-                         RowName(a.key()), " (also on line ", std::min(a.line, b.line), ")"));
+        return absl::InvalidArgumentError(absl::StrCat(name_, ":", std::max(a.line, b.line), ": duplicate row for ",
+                                                       RowName(a.key()), " (also on line ", std::min(a.line, b.line),
+                                                       ")"));
       }
     }
     // Indices up to 2^31 each could claim more rows than int64 counts; then some are missing.
@@ -158,14 +151,13 @@ class CsvTraceReader {
     for (size_t i = 0; i <= order.size(); ++i) {
       if (static_cast<int64_t>(i) == expected) break;
       const auto idx = static_cast<int64_t>(i);
-      const std::tuple<int, int, int> want(
-          static_cast<int>(idx / (int64_t{d.microbatches} * d.ranks)),
-          static_cast<int>(idx / d.ranks % d.microbatches), static_cast<int>(idx % d.ranks));
+      const std::tuple<int, int, int> want(static_cast<int>(idx / (int64_t{d.microbatches} * d.ranks)),
+                                           static_cast<int>(idx / d.ranks % d.microbatches),
+                                           static_cast<int>(idx % d.ranks));
       if (i == order.size() || rows_[order[i]].key() != want) {
         return Error(absl::StrCat("no row for ", RowName(want), " (every ",
                                   has_microbatch_ ? "(step, microbatch, rank)" : "(step, rank)",
-                                  " up to the largest seen, ",
-                                  RowName({d.steps - 1, d.microbatches - 1, d.ranks - 1}),
+                                  " up to the largest seen, ", RowName({d.steps - 1, d.microbatches - 1, d.ranks - 1}),
                                   ", must appear exactly once)"));
       }
     }
@@ -182,16 +174,14 @@ class CsvTraceReader {
     }
     std::vector<size_t> order(rows_.size());
     std::iota(order.begin(), order.end(), size_t{0});
-    std::sort(order.begin(), order.end(),
-              [&](size_t a, size_t b) { return rows_[a].key() < rows_[b].key(); });
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rows_[a].key() < rows_[b].key(); });
     if (absl::Status s = CheckRows(order, d); !s.ok()) return s;
     if (absl::Status s = CheckMatrixSize(d); !s.ok()) return Error(std::string(s.message()));
     TraceLayer layer = EmptyTraceLayer(d);
     for (size_t i = 0; i < rows_.size(); ++i) {
       const CsvRow& row = rows_[i];
       const auto first = counts_.begin() + static_cast<std::ptrdiff_t>(i * experts_);
-      LoadMatrix& m =
-          layer.matrices[static_cast<size_t>(row.step) * d.microbatches + row.microbatch];
+      LoadMatrix& m = layer.matrices[static_cast<size_t>(row.step) * d.microbatches + row.microbatch];
       std::copy(first, first + d.experts, m.row(row.rank).begin());
     }
     return layer;
@@ -226,8 +216,7 @@ std::string CsvTraceLayerHeader(const WorkloadShape& s) {
   return out;
 }
 
-void AppendCsvTraceRows(std::string& out, const LoadMatrix& matrix, const WorkloadShape& s,
-                        int step, int microbatch) {
+void AppendCsvTraceRows(std::string& out, const LoadMatrix& matrix, const WorkloadShape& s, int step, int microbatch) {
   for (int r = 0; r < matrix.sources(); ++r) {
     AppendNumber(out, step);
     out += ',';

@@ -16,13 +16,12 @@ namespace taot::sim {
 // Reads the CSV file at `path`; errors (NotFound when it cannot be opened, InvalidArgument for
 // malformed content) start with `name` and, where one line is at fault, its line number.
 // Every (step, [microbatch,] rank) up to the largest seen must appear exactly once.
-absl::StatusOr<TraceLayer> ReadCsvTraceLayer(const std::filesystem::path& path,
-                                             const std::string& name);
+absl::StatusOr<TraceLayer> ReadCsvTraceLayer(const std::filesystem::path& path, const std::string& name);
 
 // The header line of a layer of `shape`, with a microbatch column only when M > 1; the rows
 // follow it in (step, microbatch) order, each matrix's appended by AppendCsvTraceRows.
 std::string CsvTraceLayerHeader(const WorkloadShape& shape);
-void AppendCsvTraceRows(std::string& out, const LoadMatrix& matrix, const WorkloadShape& shape,
-                        int step, int microbatch);
+void AppendCsvTraceRows(std::string& out, const LoadMatrix& matrix, const WorkloadShape& shape, int step,
+                        int microbatch);
 
 }  // namespace taot::sim

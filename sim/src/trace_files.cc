@@ -47,16 +47,15 @@ absl::StatusOr<std::vector<LayerFile>> ListLayerFiles(const std::string& directo
 
 absl::Status CheckLayerFiles(const std::string& directory, const std::vector<LayerFile>& files) {
   if (files.empty()) {
-    return absl::NotFoundError(
-        absl::StrCat(directory,
-                     ": no layer files (a trace holds layer_000.csv, layer_001.csv, ... or "
-                     "layer_000.npy, layer_001.npy, ...)"));
+    return absl::NotFoundError(absl::StrCat(directory,
+                                            ": no layer files (a trace holds layer_000.csv, layer_001.csv, ... or "
+                                            "layer_000.npy, layer_001.npy, ...)"));
   }
   for (const LayerFile& f : files) {
     if (f.format != files.front().format) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          directory, ": mixes formats (", files.front().path.filename().string(), " and ",
-          f.path.filename().string(), "); every layer file must be CSV or every one NPY"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(directory, ": mixes formats (", files.front().path.filename().string(), " and ",
+                       f.path.filename().string(), "); every layer file must be CSV or every one NPY"));
     }
   }
   for (size_t i = 0; i < files.size(); ++i) {
@@ -89,8 +88,7 @@ bool LooksLikeLayerFile(const std::string& filename) {
 
 std::optional<int> LayerIndexOfFileName(const std::string& filename) {
   const std::string digits = fs::path(filename).stem().string().substr(6);
-  if (digits.size() != 3 ||
-      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+  if (digits.size() != 3 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return std::nullopt;
   }
   return std::stoi(digits);
@@ -105,8 +103,7 @@ absl::StatusOr<std::vector<LayerFile>> FindLayerFiles(const std::string& path) {
   if (!fs::is_directory(status)) {
     const std::optional<TraceFormat> format = TraceFormatOfExtension(path);
     if (!format) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ": a trace file must end in .csv or .npy"));
+      return absl::InvalidArgumentError(absl::StrCat(path, ": a trace file must end in .csv or .npy"));
     }
     return std::vector<LayerFile>{{0, *format, fs::path(path), path}};
   }
@@ -120,9 +117,9 @@ absl::Status PrepareTraceDirectory(const std::string& directory) {
   std::error_code ec;
   fs::create_directories(directory, ec);
   if (ec || !fs::is_directory(directory, ec)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        directory, ": cannot create the trace directory",
-        ec ? absl::StrCat(": ", ec.message()) : std::string(" (a file of that name exists)")));
+    return absl::InvalidArgumentError(
+        absl::StrCat(directory, ": cannot create the trace directory",
+                     ec ? absl::StrCat(": ", ec.message()) : std::string(" (a file of that name exists)")));
   }
   absl::StatusOr<std::vector<std::string>> existing = LayerLikeFileNames(directory);
   if (!existing.ok()) return existing.status();

@@ -16,8 +16,7 @@ std::string StepName(int step, int microbatch, const TraceDims& d) {
 TraceLayer EmptyTraceLayer(const TraceDims& dims) {
   TraceLayer layer;
   layer.dims = dims;
-  layer.matrices.assign(static_cast<size_t>(dims.steps) * dims.microbatches,
-                        LoadMatrix(dims.ranks, dims.experts));
+  layer.matrices.assign(static_cast<size_t>(dims.steps) * dims.microbatches, LoadMatrix(dims.ranks, dims.experts));
   return layer;
 }
 

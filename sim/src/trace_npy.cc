@@ -37,8 +37,7 @@ class NpyTraceReader {
     in_.open(path_, std::ios::binary);
     std::error_code ec;
     size_ = fs::file_size(path_, ec);
-    if (!in_ || ec)
-      return absl::NotFoundError(absl::StrCat(name_, ": cannot open: ", std::strerror(errno)));
+    if (!in_ || ec) return absl::NotFoundError(absl::StrCat(name_, ": cannot open: ", std::strerror(errno)));
     absl::StatusOr<NpyHeader> header = ReadHeader();
     if (!header.ok()) return Error(header.status().message());
     if (header->fortran_order) {
@@ -66,9 +65,8 @@ class NpyTraceReader {
     const uint64_t header_length =
         ReadLittleEndian(reinterpret_cast<const unsigned char*>(preamble + 8), *length_bytes);
     if (header_length > kMaxNpyHeaderBytes) {
-      return absl::InvalidArgumentError(absl::StrCat("the NPY header of ", header_length,
-                                                     " bytes is more than the limit of ",
-                                                     kMaxNpyHeaderBytes));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the NPY header of ", header_length, " bytes is more than the limit of ", kMaxNpyHeaderBytes));
     }
     data_offset_ = 8 + static_cast<uint64_t>(*length_bytes) + header_length;
     if (data_offset_ > size_) return Truncated("header");
@@ -78,8 +76,7 @@ class NpyTraceReader {
   }
 
   absl::Status Truncated(const std::string& part) const {
-    return absl::InvalidArgumentError(
-        absl::StrCat("truncated in the ", part, " (", size_, " bytes)"));
+    return absl::InvalidArgumentError(absl::StrCat("truncated in the ", part, " (", size_, " bytes)"));
   }
 
   absl::Status CheckDataSize(const NpyHeader& header, NpyIntType type) {
@@ -91,8 +88,7 @@ class NpyTraceReader {
     }
     overflow |= __builtin_mul_overflow(elements_, static_cast<uint64_t>(type.bytes), &needed);
     const uint64_t held = size_ - data_offset_;
-    const std::string what =
-        absl::StrCat("shape ", NpyShapeString(header.shape), " of '", header.descr, "'");
+    const std::string what = absl::StrCat("shape ", NpyShapeString(header.shape), " of '", header.descr, "'");
     if (overflow || needed > held) {
       return Error(absl::StrCat("truncated: ", what, " needs ",
                                 overflow ? std::string("more than 2^64") : absl::StrCat(needed),
@@ -106,11 +102,9 @@ class NpyTraceReader {
   }
 
   // Decodes in blocks, so that a layer costs its matrices and one block, not the file twice.
-  absl::StatusOr<TraceLayer> ReadData(const NpyHeader& header, NpyIntType type,
-                                      const TraceDims& dims) {
+  absl::StatusOr<TraceLayer> ReadData(const NpyHeader& header, NpyIntType type, const TraceDims& dims) {
     TraceLayer layer = EmptyTraceLayer(dims);
-    const uint64_t per_matrix =
-        static_cast<uint64_t>(dims.ranks) * static_cast<uint64_t>(dims.experts);
+    const uint64_t per_matrix = static_cast<uint64_t>(dims.ranks) * static_cast<uint64_t>(dims.experts);
     constexpr uint64_t kBlockElements = uint64_t{1} << 16;
     std::vector<unsigned char> block(static_cast<size_t>(kBlockElements) * type.bytes);
     for (uint64_t first = 0; first < elements_; first += kBlockElements) {
@@ -123,8 +117,7 @@ class NpyTraceReader {
         const uint64_t flat = first + i;
         absl::StatusOr<int64_t> count = DecodeCount(block.data() + i * type.bytes, type);
         if (!count.ok()) {
-          return Error(absl::StrCat("element ", NpyElementIndex(flat, header.shape), ": ",
-                                    count.status().message()));
+          return Error(absl::StrCat("element ", NpyElementIndex(flat, header.shape), ": ", count.status().message()));
         }
         const uint64_t within = flat % per_matrix;
         layer.matrices[flat / per_matrix].at(static_cast<int>(within / dims.experts),
@@ -158,20 +151,18 @@ absl::StatusOr<TraceLayer> ReadNpyTraceLayer(const fs::path& path, const std::st
 absl::StatusOr<TraceDims> TraceDimsOfNpyShape(const std::vector<int64_t>& shape) {
   if (shape.size() != 3 && shape.size() != 4) {
     // A few dimensions are shown as numpy would; thousands would swamp the message.
-    const std::string shown = shape.size() <= 8
-                                  ? NpyShapeString(shape)
-                                  : absl::StrCat("has ", shape.size(), " dimensions; it");
+    const std::string shown =
+        shape.size() <= 8 ? NpyShapeString(shape) : absl::StrCat("has ", shape.size(), " dimensions; it");
     return absl::InvalidArgumentError(
-        absl::StrCat("shape ", shown,
-                     " must be (steps, ranks, experts) or (steps, microbatches, ranks, experts)"));
+        absl::StrCat("shape ", shown, " must be (steps, ranks, experts) or (steps, microbatches, ranks, experts)"));
   }
   static const char* const kNames3[] = {"steps", "ranks", "experts"};
   static const char* const kNames4[] = {"steps", "microbatches", "ranks", "experts"};
   for (size_t i = 0; i < shape.size(); ++i) {
     const char* what = shape.size() == 3 ? kNames3[i] : kNames4[i];
     if (shape[i] < 1 || shape[i] > kMaxTraceDim) {
-      return absl::InvalidArgumentError(absl::StrCat("shape ", NpyShapeString(shape), ": ", what,
-                                                     " must be in [1, ", kMaxTraceDim, "]"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("shape ", NpyShapeString(shape), ": ", what, " must be in [1, ", kMaxTraceDim, "]"));
     }
   }
   const bool has_mb = shape.size() == 4;
@@ -190,8 +181,6 @@ std::string NpyTraceLayerPreamble(const WorkloadShape& s) {
   return NpyInt64Preamble(shape);
 }
 
-void AppendNpyTraceMatrix(std::string& out, const LoadMatrix& matrix) {
-  AppendLittleEndian(out, matrix.data());
-}
+void AppendNpyTraceMatrix(std::string& out, const LoadMatrix& matrix) { AppendLittleEndian(out, matrix.data()); }
 
 }  // namespace taot::sim

@@ -17,8 +17,7 @@ namespace taot::sim {
 // Reads the NPY file at `path`; errors (NotFound when it cannot be opened, InvalidArgument for
 // malformed content) start with `name` and give the element index of a bad count. The shape is
 // held to the request limits before anything is allocated.
-absl::StatusOr<TraceLayer> ReadNpyTraceLayer(const std::filesystem::path& path,
-                                             const std::string& name);
+absl::StatusOr<TraceLayer> ReadNpyTraceLayer(const std::filesystem::path& path, const std::string& name);
 
 // numpy's shape as trace dimensions: (S, R, E) or (S, M, R, E), none zero, each at most
 // kMaxTraceDim, R x E within the request limits.

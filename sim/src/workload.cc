@@ -41,8 +41,6 @@ std::unique_ptr<Workload> SingleMatrix(LoadMatrix load) {
   return std::make_unique<SingleMatrixWorkload>(std::move(load));
 }
 
-std::unique_ptr<Workload> Materialize(const Workload& workload) {
-  return std::make_unique<MemoryWorkload>(workload);
-}
+std::unique_ptr<Workload> Materialize(const Workload& workload) { return std::make_unique<MemoryWorkload>(workload); }
 
 }  // namespace taot::sim

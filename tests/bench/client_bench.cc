@@ -1,9 +1,9 @@
 // Client-side cost per MoE layer in each mode (a benchmark, not a test): R ranks as threads of
 // this process, connected by the in-process transport (or --transport gloo: TCP over loopback),
-// with an in-process daemon for the remote and predictive modes. Per layer and rank: the plan's wait (the daemon's round; or the
-// all-gather and the local plan; or the all-gather and the split over pushed replicas), the
-// agreement (an all-gather of version and hash), and the token reroute of the rank's pairs.
-// Prints a markdown table (docs/performance.md).
+// with an in-process daemon for the remote and predictive modes. Per layer and rank: the plan's wait (the daemon's
+// round; or the all-gather and the local plan; or the all-gather and the split over pushed replicas), the agreement (an
+// all-gather of version and hash), and the token reroute of the rank's pairs. Prints a markdown table
+// (docs/performance.md).
 //   build/tests/bench/client_bench [--ranks 8,64] [--layers 40] [--pairs 16384] [--transport in_process|gloo]
 #include <gloo/rendezvous/hash_store.h>
 
@@ -14,8 +14,8 @@
 #include <random>
 #include <thread>
 
-#include <CLI/CLI.hpp>
 #include <grpcpp/grpcpp.h>
+#include <CLI/CLI.hpp>
 
 #include "absl/synchronization/mutex.h"
 #include "taot/client/client.h"
@@ -114,7 +114,8 @@ void Run(int R, Mode mode, int layers, int64_t pairs_per_rank, bool gloo, Sample
         const auto start = std::chrono::steady_clock::now();
         const taot::client::RerouteTable table = *taot::client::RerouteTable::For(plan->plan, R, kExperts, r);
         if (!taot::client::Reroute(table, pairs, dest, sends).ok()) std::abort();
-        const double reroute = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        const double reroute =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         if (layer < 4) continue;  // warm-up (and predictive mode's first step)
         std::lock_guard<std::mutex> lock(out.mu);
         out.plan_ms.push_back(absl::ToDoubleMilliseconds(plan->plan_time));

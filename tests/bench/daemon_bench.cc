@@ -20,8 +20,8 @@
 #include <thread>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <grpcpp/grpcpp.h>
+#include <CLI/CLI.hpp>
 
 #include "absl/synchronization/mutex.h"
 #include "taot/bench/bare.grpc.pb.h"
@@ -288,11 +288,13 @@ int main(int argc, char** argv) {
     std::cerr << "R = " << R << " ...\n";
     Bench(R, rounds, paths, rows);
   }
-  std::printf("| path | R | taot p50 ms | taot p99 ms | rounds/s | floor p50 ms | floor p99 ms | floor rounds/s | p50 / floor |\n");
+  std::printf(
+      "| path | R | taot p50 ms | taot p99 ms | rounds/s | floor p50 ms | floor p99 ms | floor rounds/s | p50 / floor "
+      "|\n");
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
   for (const Row& r : rows) {
-    std::printf("| %s | %d | %.2f | %.2f | %.0f | %.2f | %.2f | %.0f | %.2fx |\n", r.path.c_str(), r.ranks, r.taot.p50_ms,
-                r.taot.p99_ms, r.taot.rounds_per_s, r.bare.p50_ms, r.bare.p99_ms, r.bare.rounds_per_s,
+    std::printf("| %s | %d | %.2f | %.2f | %.0f | %.2f | %.2f | %.0f | %.2fx |\n", r.path.c_str(), r.ranks,
+                r.taot.p50_ms, r.taot.p99_ms, r.taot.rounds_per_s, r.bare.p50_ms, r.bare.p99_ms, r.bare.rounds_per_s,
                 r.taot.p50_ms / r.bare.p50_ms);
   }
   return 0;

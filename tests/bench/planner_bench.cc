@@ -13,9 +13,9 @@
 #include "taot/planner/layer_time.h"
 #include "taot/planner/plan_hash.h"
 #include "taot/planner/plan_validator.h"
+#include "taot/planner/registry.h"
 #include "taot/planner/run_planner.h"
 #include "taot/planner/scorecard.h"
-#include "taot/planner/registry.h"
 #include "taot/planner/split_over_replicas.h"
 #include "taot/sim/case_generator.h"
 
@@ -49,8 +49,8 @@ void BM_Plan(benchmark::State& state, const std::string& planner, const taot::Pl
 const int kRegistered = [] {
   for (const std::string& name : taot::PlannerRegistry::BuiltIn().names()) {
     for (auto [r, e] : {std::pair{16, 128}, {32, 128}, {64, 256}, {256, 1024}}) {
-      benchmark::RegisterBenchmark((name + "/EP" + std::to_string(r) + "/E" + std::to_string(e)).c_str(),
-                                   BM_Plan, name, taot::PlannerParams{}, r, e)
+      benchmark::RegisterBenchmark((name + "/EP" + std::to_string(r) + "/E" + std::to_string(e)).c_str(), BM_Plan, name,
+                                   taot::PlannerParams{}, r, e)
           ->Unit(benchmark::kMicrosecond);
     }
   }

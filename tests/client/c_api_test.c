@@ -1,9 +1,9 @@
 /* The C ABI from plain C: two ranks (threads) plan a layer locally, move a replica's weights,
  * reroute their pairs and return the guest's gradient; bad calls get a status and a message.
  * Exits 0 when every check holds; prints the first failure otherwise. */
-#include <stddef.h>
 #include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,14 +16,13 @@
 static const char* directory;
 static int failures;
 
-#define CHECK(cond)                                                                   \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
-      fprintf(stderr, "%s:%d: check failed: %s (%s)\n", __FILE__, __LINE__, #cond,   \
-              taot_last_error());                                                     \
-      __atomic_add_fetch(&failures, 1, __ATOMIC_SEQ_CST);                             \
-      return NULL;                                                                    \
-    }                                                                                 \
+#define CHECK(cond)                                                                                    \
+  do {                                                                                                 \
+    if (!(cond)) {                                                                                     \
+      fprintf(stderr, "%s:%d: check failed: %s (%s)\n", __FILE__, __LINE__, #cond, taot_last_error()); \
+      __atomic_add_fetch(&failures, 1, __ATOMIC_SEQ_CST);                                              \
+      return NULL;                                                                                     \
+    }                                                                                                  \
   } while (0)
 
 static void* rank_main(void* arg) {
@@ -38,7 +37,8 @@ static void* rank_main(void* arg) {
   /* Timeouts are checked for what they are, not only their sign. */
   options.collective_timeout_s = INFINITY;
   CHECK(taot_client_create(&options, transport, &client) == TAOT_INVALID_ARGUMENT && client == NULL);
-  CHECK(strstr(taot_last_error(), "options.collective_timeout_s: must be at most 86400 seconds (a day), got inf") != NULL);
+  CHECK(strstr(taot_last_error(), "options.collective_timeout_s: must be at most 86400 seconds (a day), got inf") !=
+        NULL);
   options.collective_timeout_s = 60;
   options.call_timeout_s = NAN;
   CHECK(taot_client_create(&options, transport, &client) == TAOT_INVALID_ARGUMENT && client == NULL);
@@ -86,8 +86,10 @@ static void* rank_main(void* arg) {
   slot[0] = slots[rank][0];
   slot[1] = slots[rank][1];
   int64_t sent = -1, received = -1;
-  CHECK(taot_client_move_weights(client, plan, home, 4, slot, 2, sizeof(float) * FLOATS, 30, &sent, &received) == TAOT_OK);
-  if (rank == 1) CHECK(slots[1][0][0] == 1.0f && slots[1][0][FLOATS - 1] == 1.0f && received == (int64_t)(sizeof(float) * FLOATS));
+  CHECK(taot_client_move_weights(client, plan, home, 4, slot, 2, sizeof(float) * FLOATS, 30, &sent, &received) ==
+        TAOT_OK);
+  if (rank == 1)
+    CHECK(slots[1][0][0] == 1.0f && slots[1][0][FLOATS - 1] == 1.0f && received == (int64_t)(sizeof(float) * FLOATS));
   if (rank == 0) CHECK(sent == (int64_t)(sizeof(float) * FLOATS));
 
   /* Reroute this rank's pairs: every pair of expert 0 beyond the plan's share goes home. */
@@ -109,7 +111,8 @@ static void* rank_main(void* arg) {
   for (int j = 0; j < FLOATS; ++j) slot_grads[rank][0][j] = 5.0f;
   slot[0] = slot_grads[rank][0];
   slot[1] = slot_grads[rank][1];
-  CHECK(taot_client_return_gradients(client, plan, home, 4, slot, 2, sizeof(float) * FLOATS, 30, NULL, NULL) == TAOT_OK);
+  CHECK(taot_client_return_gradients(client, plan, home, 4, slot, 2, sizeof(float) * FLOATS, 30, NULL, NULL) ==
+        TAOT_OK);
   if (rank == 0) CHECK(grads[0][0][0] == 6.0f && grads[0][0][FLOATS - 1] == 6.0f && grads[0][1][0] == 1.0f);
 
   /* Bad calls: a status, a message naming the field, nothing changed. */
@@ -119,7 +122,8 @@ static void* rank_main(void* arg) {
   /* Sizes stay size_t: a length that is E once cut to 32 bits is refused before counts is read. */
   const size_t wraps = ((size_t)1 << 32) + EXPERTS;
   CHECK(taot_client_plan_layer(client, 0, 1, counts, wraps, &none) == TAOT_INVALID_ARGUMENT && none == NULL);
-  CHECK(strstr(taot_last_error(), "experts: must be the client's E = 8 (one count per expert), got 4294967304") != NULL);
+  CHECK(strstr(taot_last_error(), "experts: must be the client's E = 8 (one count per expert), got 4294967304") !=
+        NULL);
   CHECK(taot_client_move_weights(client, plan, home, ((size_t)1 << 32) + 4, slot, 2, 64, 30, NULL, NULL) ==
         TAOT_INVALID_ARGUMENT);
   CHECK(strstr(taot_last_error(), "home: must have E / R = 4 buffers, got 4294967300") != NULL);
@@ -135,7 +139,8 @@ static void* rank_main(void* arg) {
   CHECK(taot_client_plan_layer(NULL, 0, 1, counts, EXPERTS, &none) == TAOT_INVALID_ARGUMENT);
   CHECK(strstr(taot_last_error(), "client: must not be NULL") != NULL);
   CHECK(taot_plan_replica(plan, 99, &expert, &guest) == TAOT_INVALID_ARGUMENT);
-  CHECK(taot_client_move_weights(client, plan, home, 3, slot, 2, sizeof(float) * FLOATS, 30, NULL, NULL) == TAOT_INVALID_ARGUMENT);
+  CHECK(taot_client_move_weights(client, plan, home, 3, slot, 2, sizeof(float) * FLOATS, 30, NULL, NULL) ==
+        TAOT_INVALID_ARGUMENT);
   CHECK(strstr(taot_last_error(), "home: must have E / R = 4") != NULL);
   CHECK(taot_reroute(plan, 2, EXPERTS, 5, ids, pairs, dest, send_counts) == TAOT_INVALID_ARGUMENT);
   CHECK(taot_plan_version(plan) == 0 && taot_plan_hash(plan) != 0);

@@ -137,30 +137,31 @@ TEST(ClientTest, AnUnreachableDaemonMeansLocalPlansAndNoLayerWaitsForIt) {
   const PlanRequest request = Case();
   std::mutex mu;
   std::vector<std::string> log;
-  OnRanks([&](int) {
-            ClientOptions o = Options(Mode::kRemote, "127.0.0.1:1");  // nothing listens there
-            o.connect_timeout = absl::Milliseconds(300);
-            o.call_timeout = absl::Seconds(2);
-            o.log = [&](std::string_view line) {
-              std::lock_guard<std::mutex> lock(mu);
-              log.emplace_back(line);
-            };
-            return o;
-          },
-          [&](int r, Client& client) {
-            for (int layer = 0; layer < 8; ++layer) {
-              const absl::Time start = absl::Now();
-              absl::StatusOr<LayerPlan> plan = client.PlanLayer(0, layer, request.load.row(r));
-              ASSERT_TRUE(plan.ok()) << plan.status();
-              // Registering goes on in the background: a layer waits for neither it nor a call.
-              EXPECT_LT(absl::Now() - start, absl::Seconds(2)) << "layer " << layer;
-              EXPECT_EQ(Source(*plan), "local");
-              EXPECT_EQ(plan->plan, Direct(request));
-            }
-            // Not every rank is registered, so none asks the daemon.
-            EXPECT_EQ(client.stats().daemon_failures, 0);
-            EXPECT_EQ(client.stats().local_plans, 8);
-          });
+  OnRanks(
+      [&](int) {
+        ClientOptions o = Options(Mode::kRemote, "127.0.0.1:1");  // nothing listens there
+        o.connect_timeout = absl::Milliseconds(300);
+        o.call_timeout = absl::Seconds(2);
+        o.log = [&](std::string_view line) {
+          std::lock_guard<std::mutex> lock(mu);
+          log.emplace_back(line);
+        };
+        return o;
+      },
+      [&](int r, Client& client) {
+        for (int layer = 0; layer < 8; ++layer) {
+          const absl::Time start = absl::Now();
+          absl::StatusOr<LayerPlan> plan = client.PlanLayer(0, layer, request.load.row(r));
+          ASSERT_TRUE(plan.ok()) << plan.status();
+          // Registering goes on in the background: a layer waits for neither it nor a call.
+          EXPECT_LT(absl::Now() - start, absl::Seconds(2)) << "layer " << layer;
+          EXPECT_EQ(Source(*plan), "local");
+          EXPECT_EQ(plan->plan, Direct(request));
+        }
+        // Not every rank is registered, so none asks the daemon.
+        EXPECT_EQ(client.stats().daemon_failures, 0);
+        EXPECT_EQ(client.stats().local_plans, 8);
+      });
   // Each rank says once that the daemon did not answer, and what happens meanwhile.
   ASSERT_EQ(log.size(), 1u * kRanks);
   EXPECT_NE(log[0].find("did not answer within connect_timeout"), std::string::npos) << log[0];
@@ -187,22 +188,23 @@ TEST(ClientTest, ADaemonThatStartsLateIsUsedOnceEveryRankHasRegistered) {
   const int port = Daemon().port();  // a free port, for a daemon that comes later
   std::unique_ptr<Daemon> daemon;
   std::vector<std::string> sources[kRanks];
-  OnRanks([&](int) {
-            ClientOptions o = Options(Mode::kRemote, "127.0.0.1:" + std::to_string(port));
-            o.connect_timeout = absl::Milliseconds(200);
-            o.log = [](std::string_view) {};
-            return o;
-          },
-          [&](int r, Client& client) {
-            if (r == 0) daemon = std::make_unique<Daemon>(port);
-            for (int layer = 0; layer < 200 && (sources[r].empty() || sources[r].back() != "daemon"); ++layer) {
-              absl::StatusOr<LayerPlan> plan = client.PlanLayer(0, layer, request.load.row(r));
-              ASSERT_TRUE(plan.ok()) << plan.status();
-              EXPECT_EQ(plan->plan, Direct(request));
-              sources[r].push_back(Source(*plan));
-              std::this_thread::sleep_for(std::chrono::milliseconds(50));
-            }
-          });
+  OnRanks(
+      [&](int) {
+        ClientOptions o = Options(Mode::kRemote, "127.0.0.1:" + std::to_string(port));
+        o.connect_timeout = absl::Milliseconds(200);
+        o.log = [](std::string_view) {};
+        return o;
+      },
+      [&](int r, Client& client) {
+        if (r == 0) daemon = std::make_unique<Daemon>(port);
+        for (int layer = 0; layer < 200 && (sources[r].empty() || sources[r].back() != "daemon"); ++layer) {
+          absl::StatusOr<LayerPlan> plan = client.PlanLayer(0, layer, request.load.row(r));
+          ASSERT_TRUE(plan.ok()) << plan.status();
+          EXPECT_EQ(plan->plan, Direct(request));
+          sources[r].push_back(Source(*plan));
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+      });
   for (int r = 0; r < kRanks; ++r) {
     EXPECT_EQ(sources[r].back(), "daemon") << "rank " << r;
     EXPECT_EQ(sources[r], sources[0]) << "rank " << r;  // the ranks switched together
@@ -212,7 +214,8 @@ TEST(ClientTest, ADaemonThatStartsLateIsUsedOnceEveryRankHasRegistered) {
 TEST(ClientTest, AConfigurationTheDaemonRefusesFailsCreateOnEveryRankNamingBothValues) {
   Daemon daemon;
   for (auto [mutate, text] : std::vector<std::pair<std::function<void(ClientOptions&)>, std::string>>{
-           {[](ClientOptions& o) { o.slots_per_rank = 1; }, "slots_per_rank: rank 0 has 1, the daemon's job 'job' has 2"},
+           {[](ClientOptions& o) { o.slots_per_rank = 1; },
+            "slots_per_rank: rank 0 has 1, the daemon's job 'job' has 2"},
            {[](ClientOptions& o) { o.experts = 32; }, "experts: rank 0 has 32, the daemon's job 'job' has 16"},
            {[](ClientOptions& o) { o.job_id = "jbo"; }, "job_id: unknown job 'jbo' (this daemon serves 'job')"}}) {
     std::atomic<int> failed{0};
@@ -254,37 +257,38 @@ TEST(ClientTest, ADaemonRestartIsRidOutWithLocalPlansAndRegisteringAgain) {
   const int port = daemon->port();
   std::vector<std::string> sources[kRanks];
   std::mutex mu;
-  OnRanks([&](int) {
-            ClientOptions o = Options(Mode::kRemote, daemon->address());
-            o.call_timeout = absl::Milliseconds(1500);
-            return o;
-          },
-          [&](int r, Client& client) {
-            auto plan_layer = [&](int layer) {
-              absl::StatusOr<LayerPlan> plan = client.PlanLayer(1, layer, request.load.row(r));
-              ASSERT_TRUE(plan.ok()) << plan.status();
-              EXPECT_EQ(plan->plan, Direct(request));  // whoever planned it
-              sources[r].push_back(Source(*plan));
-            };
-            plan_layer(0);
-            if (r == 0) {
-              std::lock_guard<std::mutex> lock(mu);
-              daemon.reset();  // the daemon dies between layers
-            }
-            Barrier(client.transport());
-            plan_layer(1);
-            if (r == 0) {
-              std::lock_guard<std::mutex> lock(mu);
-              daemon = std::make_unique<Daemon>(port);  // back, knowing no ranks
-            }
-            Barrier(client.transport());
-            // Layers go on (locally) while the channel reconnects; the daemon is asked again after
-            // 1, 2, 4, ... layers.
-            for (int layer = 2; layer < 40; ++layer) {
-              plan_layer(layer);
-              std::this_thread::sleep_for(std::chrono::milliseconds(50));
-            }
-          });
+  OnRanks(
+      [&](int) {
+        ClientOptions o = Options(Mode::kRemote, daemon->address());
+        o.call_timeout = absl::Milliseconds(1500);
+        return o;
+      },
+      [&](int r, Client& client) {
+        auto plan_layer = [&](int layer) {
+          absl::StatusOr<LayerPlan> plan = client.PlanLayer(1, layer, request.load.row(r));
+          ASSERT_TRUE(plan.ok()) << plan.status();
+          EXPECT_EQ(plan->plan, Direct(request));  // whoever planned it
+          sources[r].push_back(Source(*plan));
+        };
+        plan_layer(0);
+        if (r == 0) {
+          std::lock_guard<std::mutex> lock(mu);
+          daemon.reset();  // the daemon dies between layers
+        }
+        Barrier(client.transport());
+        plan_layer(1);
+        if (r == 0) {
+          std::lock_guard<std::mutex> lock(mu);
+          daemon = std::make_unique<Daemon>(port);  // back, knowing no ranks
+        }
+        Barrier(client.transport());
+        // Layers go on (locally) while the channel reconnects; the daemon is asked again after
+        // 1, 2, 4, ... layers.
+        for (int layer = 2; layer < 40; ++layer) {
+          plan_layer(layer);
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+      });
   for (int r = 0; r < kRanks; ++r) {
     // Daemon; gone: local; once every rank registered again: daemon, from then on.
     EXPECT_EQ(sources[r][0], "daemon");
@@ -298,45 +302,49 @@ TEST(ClientTest, ADaemonRestartIsRidOutWithLocalPlansAndRegisteringAgain) {
 
 TEST(ClientTest, RanksHoldingDifferentPlansAllUseNoReplication) {
   const PlanRequest request = Case();
-  OnRanks([](int r) {
-            ClientOptions o = Options(Mode::kLocal, "");
-            if (r == 2) o.params = {{"target_imbalance_pct", "40"}};  // a misconfigured rank
-            return o;
-          },
-          [&](int r, Client& client) {
-            absl::StatusOr<LayerPlan> plan = client.PlanLayer(0, 0, request.load.row(r));
-            ASSERT_TRUE(plan.ok()) << plan.status();
-            EXPECT_EQ(Source(*plan), "none");
-            EXPECT_TRUE(plan->plan.replicas.empty());
-            EXPECT_EQ(client.stats().disagreements, 1);
-          });
+  OnRanks(
+      [](int r) {
+        ClientOptions o = Options(Mode::kLocal, "");
+        if (r == 2) o.params = {{"target_imbalance_pct", "40"}};  // a misconfigured rank
+        return o;
+      },
+      [&](int r, Client& client) {
+        absl::StatusOr<LayerPlan> plan = client.PlanLayer(0, 0, request.load.row(r));
+        ASSERT_TRUE(plan.ok()) << plan.status();
+        EXPECT_EQ(Source(*plan), "none");
+        EXPECT_TRUE(plan->plan.replicas.empty());
+        EXPECT_EQ(client.stats().disagreements, 1);
+      });
 }
 
 TEST(ClientTest, PredictiveModeSplitsOverThePushedPlacements) {
   Daemon daemon(0, /*predictive=*/true);
   const PlanRequest request = Case();
-  OnRanks([&](int) {
-            ClientOptions o = Options(Mode::kPredictive, daemon.address());
-            o.placement_wait = absl::Seconds(5);
-            return o;
-          },
-          [&](int r, Client& client) {
-            for (int64_t step = 0; step < 3; ++step) {
-              absl::StatusOr<LayerPlan> plan = client.PlanLayer(step, 0, request.load.row(r));
-              ASSERT_TRUE(plan.ok()) << plan.status();
-              // Step 0 has no placement yet; later steps use the one pushed from the step before.
-              EXPECT_EQ(Source(*plan), step == 0 ? "local" : "placement") << "step " << step << ": " << plan->identity.reason;
-              EXPECT_FALSE(plan->plan.replicas.empty());
-            }
-          });
+  OnRanks(
+      [&](int) {
+        ClientOptions o = Options(Mode::kPredictive, daemon.address());
+        o.placement_wait = absl::Seconds(5);
+        return o;
+      },
+      [&](int r, Client& client) {
+        for (int64_t step = 0; step < 3; ++step) {
+          absl::StatusOr<LayerPlan> plan = client.PlanLayer(step, 0, request.load.row(r));
+          ASSERT_TRUE(plan.ok()) << plan.status();
+          // Step 0 has no placement yet; later steps use the one pushed from the step before.
+          EXPECT_EQ(Source(*plan), step == 0 ? "local" : "placement")
+              << "step " << step << ": " << plan->identity.reason;
+          EXPECT_FALSE(plan->plan.replicas.empty());
+        }
+      });
 }
 
 TEST(ClientTest, BadOptionsAndRowsAreRefusedByName) {
   OnRanks([](int) { return Options(Mode::kLocal, ""); },
           [&](int, Client& client) {
             const std::vector<int64_t> short_row(3, 1);
-            EXPECT_NE(client.PlanLayer(0, 0, short_row).status().message().find("row: must have one entry per expert (16)"),
-                      std::string::npos);
+            EXPECT_NE(
+                client.PlanLayer(0, 0, short_row).status().message().find("row: must have one entry per expert (16)"),
+                std::string::npos);
             std::vector<int64_t> negative(kExperts, 1);
             negative[5] = -2;
             EXPECT_NE(client.PlanLayer(0, 0, negative).status().message().find("row[5]"), std::string::npos);

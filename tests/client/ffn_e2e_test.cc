@@ -105,7 +105,8 @@ Result RunLayer(Transport& t, const Batch& b, const std::vector<int32_t>& dest,
     ASSERT_TRUE(pending.ok());
     ASSERT_TRUE((*pending)->Wait(absl::Seconds(30)).ok());
   };
-  exchange(out, in, kRow, [&](int p) { return counts[static_cast<size_t>(p) * R + t.rank()]; }, 1);
+  exchange(
+      out, in, kRow, [&](int p) { return counts[static_cast<size_t>(p) * R + t.rank()]; }, 1);
   // Compute what arrived; answer with [y..., dx...] per row.
   std::vector<std::vector<float>> answers(R), back(R);
   for (int p = 0; p < R; ++p) {
@@ -118,7 +119,8 @@ Result RunLayer(Transport& t, const Batch& b, const std::vector<int32_t>& dest,
       answers[p].insert(answers[p].end(), dx.begin(), dx.end());
     }
   }
-  exchange(answers, back, 2 * kDim, [&](int p) { return sends[p]; }, 2);
+  exchange(
+      answers, back, 2 * kDim, [&](int p) { return sends[p]; }, 2);
   Result res{std::vector<float>(kTokens * kDim), std::vector<float>(kTokens * kDim)};
   for (int p = 0; p < R; ++p) {
     for (size_t j = 0; j < tokens_to[p].size(); ++j) {
@@ -170,8 +172,9 @@ TEST(FfnEndToEndTest, TrainingWithTaotMatchesStandardExpertParallelism) {
       std::vector<Weights> base_grad(base.size(), Weights(kParams, 0));
       std::vector<int32_t> home(kTokens);
       for (int i = 0; i < kTokens; ++i) home[i] = b.experts[i] / (kExperts / kRanks);
-      const Result want = RunLayer(t, b, home, [&](int e) -> const Weights& { return base[e - first]; },
-                                   [&](int e) { return base_grad[e - first].data(); });
+      const Result want = RunLayer(
+          t, b, home, [&](int e) -> const Weights& { return base[e - first]; },
+          [&](int e) { return base_grad[e - first].data(); });
       // With taot.
       std::vector<int64_t> counts(kExperts, 0);
       for (int32_t e : b.experts) ++counts[e];
@@ -188,7 +191,9 @@ TEST(FfnEndToEndTest, TrainingWithTaotMatchesStandardExpertParallelism) {
       ASSERT_TRUE((*pending)->Wait(absl::Seconds(30)).ok());
       bytes_moved[rank] += moved.sent + moved.received;
       const std::vector<int> slot_experts = GuestSlots(plan->plan, rank);
-      auto slot_of = [&](int e) { return static_cast<int>(std::find(slot_experts.begin(), slot_experts.end(), e) - slot_experts.begin()); };
+      auto slot_of = [&](int e) {
+        return static_cast<int>(std::find(slot_experts.begin(), slot_experts.end(), e) - slot_experts.begin());
+      };
       const RerouteTable table = *RerouteTable::For(plan->plan, kRanks, kExperts, rank);
       std::vector<int32_t> dest(kTokens);
       std::vector<int64_t> per_rank(kRanks);

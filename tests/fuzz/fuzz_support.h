@@ -2,6 +2,7 @@
 // aborts like a sanitizer would), and a scratch file for readers that take a path.
 #pragma once
 
+#include <unistd.h>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -9,7 +10,6 @@
 #include <fstream>
 #include <string>
 #include <string_view>
-#include <unistd.h>
 
 namespace taot::fuzz {
 
@@ -20,9 +20,7 @@ inline void Require(bool holds, const char* what) {
   std::abort();
 }
 
-inline std::string_view AsText(const uint8_t* data, size_t size) {
-  return {reinterpret_cast<const char*>(data), size};
-}
+inline std::string_view AsText(const uint8_t* data, size_t size) { return {reinterpret_cast<const char*>(data), size}; }
 
 // One file per process, under a directory of its own (fuzzers may run side by side), rewritten
 // for every input. The directory goes when the process exits normally.

@@ -75,14 +75,18 @@ class Daemon {
     const auto deadline = method.streaming ? std::chrono::milliseconds(20) : std::chrono::milliseconds(200);
     context.set_deadline(std::chrono::system_clock::now() + deadline);
     switch ((selector >> 3) % 8) {
-      case 0: break;
-      case 1: context.AddMetadata("authorization", "Bearer not-the-token"); break;
-      default: context.AddMetadata("authorization", std::string("Bearer ") + kToken);
+      case 0:
+        break;
+      case 1:
+        context.AddMetadata("authorization", "Bearer not-the-token");
+        break;
+      default:
+        context.AddMetadata("authorization", std::string("Bearer ") + kToken);
     }
     grpc::Slice slice(data, size);
     grpc::ByteBuffer request(&slice, 1);
-    const grpc::Status status = method.streaming ? Streaming(context, method.path, request)
-                                                 : Unary(context, method.path, request);
+    const grpc::Status status =
+        method.streaming ? Streaming(context, method.path, request) : Unary(context, method.path, request);
     // A refusal says why; only gRPC's own codes (a deadline, a cancelled call) may come bare.
     Require(status.ok() || !status.error_message().empty() ||
                 status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||

@@ -66,8 +66,7 @@ TEST(CaseJsonTest, ErrorsNameTheProblem) {
   const std::string base = R"({"topology": {"ranks": 2}, "experts": 4, "slots_per_rank": 1, )";
   EXPECT_EQ(Error(base + R"("load": [[1, 2, 3, 4], [1, 2, 3, -4]]})"),
             "load[1][3]: must be in [0, 1099511627776], got -4");
-  EXPECT_EQ(Error(base + R"("load": [[1, 2, 3, 4], [1, 2, 3.5, 4]]})"),
-            "load[1][2]: must be an integer, got 3.5");
+  EXPECT_EQ(Error(base + R"("load": [[1, 2, 3, 4], [1, 2, 3.5, 4]]})"), "load[1][2]: must be an integer, got 3.5");
   EXPECT_EQ(Error(base + R"("load": [[1, 2, 3, 4]]})"), "load: must have 2 rows, got 1");
   EXPECT_EQ(Error(base + R"("load": [[1, 2, 3], [1, 2, 3, 4]]})"), "load[0]: must have 4 entries, got 3");
   EXPECT_EQ(Error(base + R"("lod": [], "load": [[1, 2, 3, 4], [1, 2, 3, 4]]})"), "lod: unknown field");
@@ -87,9 +86,7 @@ TEST(CaseJsonTest, ErrorsNameTheProblem) {
             "resident[0]: rank 0 is the home of expert 0 (a replica lives on a guest rank)");
 }
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::string Nested(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
 
@@ -100,13 +97,13 @@ TEST(CaseJsonTest, DeepNestingIsRefusedWithoutEchoingIt) {
     EXPECT_TRUE(Contains(message, "meta[0][0]")) << message;
     EXPECT_TRUE(Contains(message, "nests deeper than 64 arrays and objects")) << message;
     EXPECT_LT(message.size(), 200u);
-    EXPECT_TRUE(Contains(Error(R"({"meta": )" + std::string(depth, '[')),
-                         "nests deeper than 64"));
+    EXPECT_TRUE(Contains(Error(R"({"meta": )" + std::string(depth, '[')), "nests deeper than 64"));
   }
   // 64 levels are allowed (the document's object and 63 arrays): the error is about the type,
   // and quotes only a short prefix of the value.
   EXPECT_EQ(Error(R"({"topology": {"ranks": 1}, "experts": 1, "slots_per_rank": 0, "load": [[1]],
-                   "meta": )" + Nested(63) + "}"),
+                   "meta": )" +
+                  Nested(63) + "}"),
             "meta: must be an object, got [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[...");
 }
 
@@ -125,8 +122,8 @@ TEST(CaseJsonTest, NumbersBeyondADoubleNameTheFieldAndPosition) {
 // 2.4 of issue 11: a few bytes declaring 20,000 or 65,536 ranks allocated gigabytes.
 TEST(CaseJsonTest, DeclaredSizesAreCheckedBeforeAllocating) {
   auto declared = [](int64_t ranks, int64_t experts, const std::string& topology_extra = "") {
-    return absl::StrCat(R"({"topology": {"ranks": )", ranks, topology_extra, R"(}, "experts": )",
-                        experts, R"(, "slots_per_rank": 1, "load": [[1, 2]]})");
+    return absl::StrCat(R"({"topology": {"ranks": )", ranks, topology_extra, R"(}, "experts": )", experts,
+                        R"(, "slots_per_rank": 1, "load": [[1, 2]]})");
   };
   EXPECT_EQ(Error(declared(20000, 20000)), "topology.ranks: must be in [1, 4096], got 20000");
   EXPECT_EQ(Error(declared(65536, 65536)), "topology.ranks: must be in [1, 4096], got 65536");
@@ -141,9 +138,8 @@ TEST(CaseJsonTest, DeclaredSizesAreCheckedBeforeAllocating) {
 }
 
 TEST(CaseJsonTest, LongValuesAreQuotedShort) {
-  const std::string message =
-      Error(R"({"topology": {"ranks": ")" + std::string(1 << 20, 'x') +
-            R"("}, "experts": 1, "slots_per_rank": 0, "load": [[1]]})");
+  const std::string message = Error(R"({"topology": {"ranks": ")" + std::string(1 << 20, 'x') +
+                                    R"("}, "experts": 1, "slots_per_rank": 0, "load": [[1]]})");
   EXPECT_EQ(message, R"(topology.ranks: must be an integer, got ")" + std::string(36, 'x') + "...");
   const std::string unterminated = Error(R"({"topology": ")" + std::string(1 << 20, 'y'));
   EXPECT_TRUE(Contains(unterminated, "malformed JSON")) << unterminated.substr(0, 300);
@@ -157,21 +153,21 @@ TEST(CaseJsonTest, RepeatedKeysAreRefused) {
 
 TEST(CaseJsonTest, OversizedDocumentsAreRefusedBeforeParsing) {
   const std::string message = Error(std::string(kMaxJsonBytes + 1, ' '));
-  EXPECT_EQ(message, absl::StrCat("input: ", kMaxJsonBytes + 1, " bytes is more than the limit of ",
-                                  kMaxJsonBytes, " (256 MiB)"));
+  EXPECT_EQ(message, absl::StrCat("input: ", kMaxJsonBytes + 1, " bytes is more than the limit of ", kMaxJsonBytes,
+                                  " (256 MiB)"));
 }
 
 TEST(PlanJsonTest, DeepNestingAndHugeNumbersAreRefused) {
   const std::string deep =
-      std::string(ParsePlan(R"({"replicas": [], "assignments": )" + Nested(100000) + "}")
-                      .status()
-                      .message());
+      std::string(ParsePlan(R"({"replicas": [], "assignments": )" + Nested(100000) + "}").status().message());
   EXPECT_TRUE(Contains(deep, "assignments[0][0]")) << deep;
   EXPECT_TRUE(Contains(deep, "nests deeper than 64")) << deep;
-  EXPECT_EQ(std::string(ParsePlan(R"({"replicas": [], "assignments": [{"source": 0, "expert": 1, "rank": 2, "tokens": 1e400}]})")
-                            .status()
-                            .message()),
-            "assignments[0].tokens: number 1e400 is out of range (beyond a double), at line 1, column 82");
+  EXPECT_EQ(
+      std::string(
+          ParsePlan(R"({"replicas": [], "assignments": [{"source": 0, "expert": 1, "rank": 2, "tokens": 1e400}]})")
+              .status()
+              .message()),
+      "assignments[0].tokens: number 1e400 is out of range (beyond a double), at line 1, column 82");
 }
 
 // The same limits hold for a request however it was built (the daemon builds its own).
@@ -197,8 +193,7 @@ TEST(RequestLimitsTest, ValidateRequestRefusesSizesPastTheLimits) {
   EXPECT_EQ(CheckRequestSize(4096, 8192).message(),
             "topology.ranks x experts: 4096 x 8192 load entries is more than the limit of "
             "16777216 (2^24)");
-  EXPECT_EQ(CheckRequestSize(4097, 1, "--world-size").message(),
-            "--world-size: must be in [1, 4096], got 4097");
+  EXPECT_EQ(CheckRequestSize(4097, 1, "--world-size").message(), "--world-size: must be in [1, 4096], got 4097");
   EXPECT_TRUE(CheckRequestSize(4096, 4096).ok());
 }
 

@@ -33,8 +33,7 @@ struct NamedCase {
   PlanRequest request;
 };
 
-PlanRequest Generated(int ranks, int experts, double imbalance, int hot_experts,
-                      double hot_factor, uint64_t seed) {
+PlanRequest Generated(int ranks, int experts, double imbalance, int hot_experts, double hot_factor, uint64_t seed) {
   sim::CaseOptions o;
   o.ranks = ranks;
   o.experts = experts;
@@ -92,13 +91,11 @@ std::string Record(const std::string& planner, const std::string& name, const Sc
       "%s %s hash=%016x replicas=%d assignments=%d missed=%d chosen=%s before=%.17g after=%.17g "
       "target=%.17g met=%d intra=%d inter=%d reused=%d cost=%.17g bytes_intra=%d bytes_inter=%d "
       "tok_local=%d tok_intra=%d tok_inter=%d",
-      planner, name, PlanHash(out.plan), out.plan.replicas.size(), out.plan.assignments.size(),
-      out.plan.target_missed,
-      out.plan.chosen_target_pct ? absl::StrFormat("%.17g", *out.plan.chosen_target_pct) : "-",
-      s.imbalance_before_pct, s.imbalance_after_pct, s.target_imbalance_pct, s.target_met,
-      s.intra_node_transfers, s.inter_node_transfers, s.reused_replicas, s.weighted_cost,
-      s.bytes_moved_intra_node, s.bytes_moved_inter_node, s.tokens_local, s.tokens_intra_node,
-      s.tokens_inter_node);
+      planner, name, PlanHash(out.plan), out.plan.replicas.size(), out.plan.assignments.size(), out.plan.target_missed,
+      out.plan.chosen_target_pct ? absl::StrFormat("%.17g", *out.plan.chosen_target_pct) : "-", s.imbalance_before_pct,
+      s.imbalance_after_pct, s.target_imbalance_pct, s.target_met, s.intra_node_transfers, s.inter_node_transfers,
+      s.reused_replicas, s.weighted_cost, s.bytes_moved_intra_node, s.bytes_moved_inter_node, s.tokens_local,
+      s.tokens_intra_node, s.tokens_inter_node);
 }
 
 std::vector<std::string> RecordAll() {

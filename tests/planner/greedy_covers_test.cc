@@ -17,9 +17,7 @@ using Pieces = std::vector<std::tuple<int, int, int64_t>>;
 
 // Nodes {0, 1, 2} and {3, 4, 5}; rank 0 holds experts of 70 and 30 tokens; at cap 50 it must
 // shed 50, and the rooms are 40 30 | 30 30 45.
-PlanRequest HotRankZero(int slots = 2) {
-  return OneRow(6, 12, slots, {70, 30, 10, 0, 20, 0, 20, 0, 20, 0, 5, 0}, 3);
-}
+PlanRequest HotRankZero(int slots = 2) { return OneRow(6, 12, slots, {70, 30, 10, 0, 20, 0, 20, 0, 20, 0, 5, 0}, 3); }
 
 TEST(GreedyCoversTest, CoverRankPutsTheBiggestExpertIntoTheBestFittingBinUntilCovered) {
   BoundState inside(HotRankZero(), 50);

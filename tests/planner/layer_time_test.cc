@@ -17,10 +17,10 @@ using testing::MakeRequest;
 // expert's weights 3000 us over NVLink.
 ClusterSpec RoundCluster() {
   ClusterSpec c;
-  c.gemm_tflops = 6;        // 6e6 FLOP/us; a token is 6e6 FLOP
-  c.hbm_gbps = 6000;        // 6e6 B/us; an expert is 6e6 B
-  c.nvlink_gbps = 2;        // 2000 B/us; a token is 2000 B
-  c.ib_gbps = 1;            // 1000 B/us
+  c.gemm_tflops = 6;  // 6e6 FLOP/us; a token is 6e6 FLOP
+  c.hbm_gbps = 6000;  // 6e6 B/us; an expert is 6e6 B
+  c.nvlink_gbps = 2;  // 2000 B/us; a token is 2000 B
+  c.ib_gbps = 1;      // 1000 B/us
   c.nvlink_latency_us = 0;
   c.ib_latency_us = 0;
   c.gemm_launch_us = 0;

@@ -94,8 +94,8 @@ TEST(SketchTest, QueriesSeeTheTouchesAndTheStateStaysAsItWas) {
   EXPECT_EQ(sk.cost(), 3.0);
   EXPECT_EQ(sk.Room(3), 3);
   EXPECT_EQ(sk.Left(0), 18);
-  EXPECT_FALSE(sk.CanHost(1, 3));  // its one slot is taken
-  EXPECT_FALSE(sk.CanHost(0, 0));  // h itself
+  EXPECT_FALSE(sk.CanHost(1, 3));    // its one slot is taken
+  EXPECT_FALSE(sk.CanHost(0, 0));    // h itself
   EXPECT_EQ(sk.LargestExpert(), 1);  // 20 left of expert 1, 18 of expert 0
   EXPECT_EQ(s.spare(3), 15);
   EXPECT_TRUE(s.pieces().empty());

@@ -123,9 +123,9 @@ TEST(PlacementStateTest, BestFitOnAGeneralMatrixIsTheCheapestBinThatFits) {
   PlanRequest r = OneRow(4, 8, 2, {100, 0, 10, 0, 30, 0, 0, 0}, 2);
   r = taot::testing::Reshaped(r, [](Problem& p) {
     p.topology = Topology::FromMatrix({0, 0, 1, 1}, {0, 2, 1.5, 4,  //
-                                                    2, 0, 3, 3,    //
-                                                    1.5, 3, 0, 1,  //
-                                                    4, 3, 1, 0})
+                                                     2, 0, 3, 3,    //
+                                                     1.5, 3, 0, 1,  //
+                                                     4, 3, 1, 0})
                      .value();
   });
   BoundState b(std::move(r), 50);  // rooms 40, 20, 50

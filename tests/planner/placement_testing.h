@@ -56,7 +56,8 @@ inline PlanRequest OnRandomMatrix(PlanRequest request, int ranks_per_node, uint6
       cost[static_cast<size_t>(a) * R + b] = base + static_cast<double>(rng() % 64) / 8.0;
     }
   }
-  request = taot::testing::Reshaped(request, [&](Problem& p) { p.topology = Topology::FromMatrix(node_of, cost).value(); });
+  request =
+      taot::testing::Reshaped(request, [&](Problem& p) { p.topology = Topology::FromMatrix(node_of, cost).value(); });
   return request;
 }
 

@@ -55,8 +55,7 @@ TEST(ValidateRequestTest, ChecksTheRangeRules) {
 TEST(ValidateRequestTest, ChecksResidentReplicas) {
   PlanRequest r = MakeRequest(4, 8, 1, {});
   r.resident = {{0, 0}};
-  EXPECT_NE(ValidateRequest(r).message().find("resident[0]: rank 0 is the home of expert 0"),
-            std::string::npos);
+  EXPECT_NE(ValidateRequest(r).message().find("resident[0]: rank 0 is the home of expert 0"), std::string::npos);
   r.resident = {{0, 2}, {0, 2}};
   EXPECT_NE(ValidateRequest(r).message().find("is placed on rank 2 twice"), std::string::npos);
   r.resident = {{0, 2}, {1, 2}};
@@ -66,7 +65,6 @@ TEST(ValidateRequestTest, ChecksResidentReplicas) {
   r.resident = {{0, 2}, {2, 3}};
   EXPECT_TRUE(ValidateRequest(r).ok());
 }
-
 
 TEST(FirstOutOfRangeTest, FindsTheFirstEntryOutsideTheRangeAndOnlySuch) {
   const int64_t max = kMaxTokensPerEntry;

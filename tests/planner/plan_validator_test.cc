@@ -9,12 +9,10 @@ namespace {
 
 // 4 ranks, 2 experts each, 2 per node; expert 0 (home 0) is hot.
 PlanRequest Request() {
-  return testing::MakeRequest(4, 8, 1,
-                              {{40, 2, 2, 2, 2, 2, 2, 2},
-                               {40, 2, 2, 2, 2, 2, 2, 2},
-                               {40, 2, 2, 2, 2, 2, 2, 2},
-                               {40, 2, 2, 2, 2, 2, 2, 2}},
-                              /*ranks_per_node=*/2);
+  return testing::MakeRequest(
+      4, 8, 1,
+      {{40, 2, 2, 2, 2, 2, 2, 2}, {40, 2, 2, 2, 2, 2, 2, 2}, {40, 2, 2, 2, 2, 2, 2, 2}, {40, 2, 2, 2, 2, 2, 2, 2}},
+      /*ranks_per_node=*/2);
 }
 
 std::string Error(const Plan& plan) { return std::string(ValidatePlan(Request(), plan).message()); }
@@ -45,12 +43,10 @@ TEST(ValidatePlanTest, RejectsEachBrokenRule) {
   plan.assignments = {{0, 0, 1, 0}};
   EXPECT_EQ(Error(plan), "assignments[0]: tokens must be > 0, got 0");
   plan.assignments = {{0, 0, 1, 41}};
-  EXPECT_EQ(Error(plan),
-            "assignments[0]: source 0 sends 41 tokens of expert 0 to guests but routes only 40 to it");
+  EXPECT_EQ(Error(plan), "assignments[0]: source 0 sends 41 tokens of expert 0 to guests but routes only 40 to it");
   plan.replicas = {{0, 1}, {0, 2}};
   plan.assignments = {{0, 0, 1, 30}, {0, 0, 2, 11}};
-  EXPECT_EQ(Error(plan),
-            "assignments[1]: source 0 sends 41 tokens of expert 0 to guests but routes only 40 to it");
+  EXPECT_EQ(Error(plan), "assignments[1]: source 0 sends 41 tokens of expert 0 to guests but routes only 40 to it");
   plan.assignments = {{0, 0, 1, 3}, {0, 0, 1, 3}};
   EXPECT_EQ(Error(plan), "assignments[1]: (source 0, expert 0, rank 1) appears twice");
   plan.assignments = {{5, 0, 1, 3}};

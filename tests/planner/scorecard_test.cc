@@ -9,10 +9,10 @@ namespace taot {
 namespace {
 
 TEST(LoadCapTest, RoundsTheTargetDownButNeverBelowTheCeilingOfTheMean) {
-  EXPECT_EQ(LoadCap(1000, 10, 2.0), 102);   // exactly 102: no rounding down to 101
+  EXPECT_EQ(LoadCap(1000, 10, 2.0), 102);  // exactly 102: no rounding down to 101
   EXPECT_EQ(LoadCap(1000, 10, 0.0), 100);
-  EXPECT_EQ(LoadCap(1001, 10, 0.0), 101);   // ceil(100.1)
-  EXPECT_EQ(LoadCap(1001, 10, 0.5), 101);   // floor(100.6) = 100 < ceil(mean)
+  EXPECT_EQ(LoadCap(1001, 10, 0.0), 101);  // ceil(100.1)
+  EXPECT_EQ(LoadCap(1001, 10, 0.5), 101);  // floor(100.6) = 100 < ceil(mean)
   EXPECT_EQ(LoadCap(0, 4, 2.0), 0);
 }
 

@@ -50,8 +50,10 @@ TEST(SequenceCoverTest, WhatANodeCannotKeepCrossesNodesInTheEnd) {
 }
 
 TEST(SequenceCoverTest, NeverOverfillsABinOrOvershootsASurplusInAnyOrder) {
-  const Order orders[] = {{Order::kBiggestSurplusLast, true, true}, {Order::kBiggestExpertLast, false, true},
-                          {Order::kRankOrder, true, false}, {Order::kBiggestExpertLast, true, false}};
+  const Order orders[] = {{Order::kBiggestSurplusLast, true, true},
+                          {Order::kBiggestExpertLast, false, true},
+                          {Order::kRankOrder, true, false},
+                          {Order::kBiggestExpertLast, true, false}};
   for (uint64_t seed = 0; seed < 40; ++seed) {
     for (const Order& order : orders) {
       std::unique_ptr<BoundState> b = RandomState(seed);

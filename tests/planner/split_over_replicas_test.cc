@@ -51,8 +51,7 @@ TEST(SplitOverReplicasTest, MatchesEnumerationOnSmallCases) {
     ASSERT_TRUE(plan.ok()) << plan.status();
     ASSERT_TRUE(ValidatePlan(request, *plan).ok());
     EXPECT_EQ(plan->replicas.size(), 2u);
-    EXPECT_EQ(MaxLoad(RankLoadsAfter(request, *plan)), BestMaxLoadByEnumeration(request, a, b))
-        << "seed " << seed;
+    EXPECT_EQ(MaxLoad(RankLoadsAfter(request, *plan)), BestMaxLoadByEnumeration(request, a, b)) << "seed " << seed;
   }
 }
 

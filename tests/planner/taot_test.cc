@@ -23,8 +23,7 @@ ScoredPlan RunTaot(const PlanRequest& request) {
 }
 
 // Whether the replicas let every rank end at or under `cap` (a max-flow feasibility test).
-bool Fits(const PlanRequest& r, const std::vector<int64_t>& totals, const std::vector<Replica>& replicas,
-          int64_t cap) {
+bool Fits(const PlanRequest& r, const std::vector<int64_t>& totals, const std::vector<Replica>& replicas, int64_t cap) {
   const int E = r.experts(), R = r.ranks();
   MaxFlow flow(E + R + 2);
   const int source = E + R, sink = E + R + 1;

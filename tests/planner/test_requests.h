@@ -12,8 +12,7 @@
 namespace taot::testing {
 
 // A request on a uniform topology (ranks_per_node, λ) with the given load rows.
-inline PlanRequest MakeRequest(int ranks, int experts, int slots,
-                               const std::vector<std::vector<int64_t>>& rows,
+inline PlanRequest MakeRequest(int ranks, int experts, int slots, const std::vector<std::vector<int64_t>>& rows,
                                int ranks_per_node = 8, double lambda = 3.0) {
   PlanRequest r = EmptyRequest(std::make_shared<const Problem>(
       Problem{*Topology::Uniform(ranks, ranks_per_node, lambda), experts, slots, 1000}));
@@ -33,8 +32,7 @@ PlanRequest Reshaped(PlanRequest request, Edit edit) {
 }
 
 // Random skewed load: a few hot experts, the rest light; deterministic in `seed`.
-inline PlanRequest RandomRequest(int ranks, int experts, int slots, uint64_t seed,
-                                 int ranks_per_node = 8) {
+inline PlanRequest RandomRequest(int ranks, int experts, int slots, uint64_t seed, int ranks_per_node = 8) {
   std::mt19937_64 rng(seed);
   std::vector<std::vector<int64_t>> rows(static_cast<size_t>(ranks),
                                          std::vector<int64_t>(static_cast<size_t>(experts)));

@@ -54,10 +54,8 @@ TEST(TopologyTest, AsymmetricMatrixIsAcceptedAndStated) {
 TEST(TopologyTest, RejectsBadInputNamingTheField) {
   EXPECT_EQ(Topology::Uniform(0).status().message(), "topology.ranks: must be a positive integer, got 0");
   EXPECT_NE(Topology::Uniform(4, 0).status().message().find("topology.ranks_per_node"), std::string::npos);
-  EXPECT_NE(Topology::Uniform(4, 2, 0.5).status().message().find("topology.inter_node_cost"),
-            std::string::npos);
-  EXPECT_NE(Topology::FromNodes({0, -1}).status().message().find("topology.node_of_rank[1]"),
-            std::string::npos);
+  EXPECT_NE(Topology::Uniform(4, 2, 0.5).status().message().find("topology.inter_node_cost"), std::string::npos);
+  EXPECT_NE(Topology::FromNodes({0, -1}).status().message().find("topology.node_of_rank[1]"), std::string::npos);
   const auto not_square = Topology::FromMatrix({0, 0}, {0, 1, 1});
   EXPECT_NE(not_square.status().message().find("must be 2 x 2"), std::string::npos);
   const auto diagonal = Topology::FromMatrix({0, 0}, {0, 1, 1, 7});

@@ -47,8 +47,7 @@ double Cost(const TransportPlan& plan, const std::vector<double>& cost, size_t n
   return c;
 }
 
-void ExpectFeasible(const TransportPlan& plan, const std::vector<int64_t>& supply,
-                    const std::vector<int64_t>& demand) {
+void ExpectFeasible(const TransportPlan& plan, const std::vector<int64_t>& supply, const std::vector<int64_t>& demand) {
   std::vector<int64_t> s(supply.size(), 0), d(demand.size(), 0);
   int64_t moved = 0;
   for (const TransportFlow& f : plan.flows) {
@@ -134,15 +133,18 @@ TEST(TreeTransportTest, SinkTakesTheRestWithoutFlows) {
   std::vector<int64_t> demand = {0, 0, 4, 16};  // rank 3 is the sink
   const std::vector<int> ranks = {2, 3};
   int64_t to_rank2 = 0, inter = 0;
-  MatchOnTree(topo, supply, demand, ranks, [&](int from, int to, int64_t amount) {
-    // The sink still takes its own rank and node at the node level, but nothing after.
-    if (to == 3) {
-      EXPECT_TRUE(topo.same_node(from, to));
-      return;
-    }
-    to_rank2 += amount;
-    if (!topo.same_node(from, to)) inter += amount;
-  }, /*sink=*/3);
+  MatchOnTree(
+      topo, supply, demand, ranks,
+      [&](int from, int to, int64_t amount) {
+        // The sink still takes its own rank and node at the node level, but nothing after.
+        if (to == 3) {
+          EXPECT_TRUE(topo.same_node(from, to));
+          return;
+        }
+        to_rank2 += amount;
+        if (!topo.same_node(from, to)) inter += amount;
+      },
+      /*sink=*/3);
   EXPECT_EQ(to_rank2, 4);
   EXPECT_EQ(inter, 0);  // rank 2 is served from its own rank and node
   EXPECT_EQ(demand[3], 0);

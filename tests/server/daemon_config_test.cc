@@ -140,11 +140,13 @@ absl::Status Configure(std::initializer_list<std::string> args, std::optional<st
 
 TEST(DaemonConfigTest, SizesPastThePlannersLimitsAreRefused) {
   EXPECT_THAT(Configure({"--world-size", "65536", "--experts", "65536"}).message(), HasSubstr("--world-size"));
-  EXPECT_THAT(Configure({"--world-size", "4096", "--experts", "65536"}).message(), HasSubstr("--world-size x --experts"));
+  EXPECT_THAT(Configure({"--world-size", "4096", "--experts", "65536"}).message(),
+              HasSubstr("--world-size x --experts"));
   EXPECT_THAT(Configure({"--world-size", "8", "--experts", "32", "--slots", "33"}).message(), HasSubstr("--slots"));
   EXPECT_THAT(Configure({"--world-size", "8", "--experts", "32", "--ranks-per-node", "9"}).message(),
               HasSubstr("--ranks-per-node"));
-  EXPECT_THAT(Configure({"--world-size", "8", "--experts", "32", "--grace-s", "100000"}).message(), HasSubstr("--grace-s"));
+  EXPECT_THAT(Configure({"--world-size", "8", "--experts", "32", "--grace-s", "100000"}).message(),
+              HasSubstr("--grace-s"));
   EXPECT_THAT(Configure({"--world-size", "8", "--experts", "32", "--inter-node-cost", "nan"}).message(),
               HasSubstr("--inter-node-cost"));
   EXPECT_TRUE(Configure({"--world-size", "4096", "--experts", "4096", "--ranks-per-node", "8"}).ok());
@@ -154,7 +156,8 @@ TEST(DaemonConfigTest, TheRoundsMemoryLimitIsCheckedAndReachesTheJob) {
   EXPECT_THAT(Configure({"--world-size", "8", "--experts", "32", "--max-rounds-mb", "0"}).message(),
               HasSubstr("--max-rounds-mb"));
   DaemonSettings s;
-  const char* argv[] = {"taot-planner", "--job-id", "j", "--world-size", "8", "--experts", "32", "--max-rounds-mb", "3"};
+  const char* argv[] = {"taot-planner", "--job-id",        "j", "--world-size", "8", "--experts",
+                        "32",           "--max-rounds-mb", "3"};
   ASSERT_TRUE(ParseDaemonArgs(9, argv, s).ok());
   ASSERT_TRUE(ConfigureDaemon(s, std::nullopt).ok());
   EXPECT_EQ(s.job.max_round_bytes, int64_t{3} << 20);
@@ -169,9 +172,11 @@ TEST(DaemonConfigTest, ASetButBlankTokenIsAnError) {
 
 TEST(DaemonConfigTest, BeyondLoopbackNeedsAuthenticationOrTheExplicitFlag) {
   const absl::Status open = Configure({"--world-size", "8", "--experts", "32", "--listen", "0.0.0.0:50051"});
-  EXPECT_THAT(open.message(), AllOf(HasSubstr("--listen"), HasSubstr("0.0.0.0:50051"), HasSubstr("--allow-unauthenticated")));
+  EXPECT_THAT(open.message(),
+              AllOf(HasSubstr("--listen"), HasSubstr("0.0.0.0:50051"), HasSubstr("--allow-unauthenticated")));
   EXPECT_TRUE(Configure({"--world-size", "8", "--experts", "32", "--listen", "0.0.0.0:50051"}, "s3cret").ok());
-  EXPECT_TRUE(Configure({"--world-size", "8", "--experts", "32", "--listen", "[::]:50051", "--allow-unauthenticated"}).ok());
+  EXPECT_TRUE(
+      Configure({"--world-size", "8", "--experts", "32", "--listen", "[::]:50051", "--allow-unauthenticated"}).ok());
   EXPECT_TRUE(Configure({"--world-size", "8", "--experts", "32", "--listen", "0.0.0.0:50051", "--tls-cert", "c.pem",
                          "--tls-key", "k.pem", "--tls-client-ca", "ca.pem"})
                   .ok());

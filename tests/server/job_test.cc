@@ -127,7 +127,10 @@ TEST(JobTest, BadConfigurationsNameTheField) {
            {[](JobConfig& c) { c.world_size = 0; }, "world_size"},
            {[](JobConfig& c) { c.experts = 6; }, "experts"},
            {[](JobConfig& c) { c.planner = "magic"; }, "magic"},
-           {[](JobConfig& c) { c.params = {{"colour", "blue"}}; }, "colour"}}) {
+           {[](JobConfig& c) {
+              c.params = {{"colour", "blue"}};
+            },
+            "colour"}}) {
     JobConfig c = Config();
     mutate(c);
     absl::StatusOr<std::unique_ptr<Job>> job = Job::Create(c);

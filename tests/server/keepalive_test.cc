@@ -61,7 +61,7 @@ class KeepaliveTest : public ::testing::Test {
   }
 
   struct Watched {
-    grpc_connectivity_state after_idle;  // the watching channel's connection
+    grpc_connectivity_state after_idle;          // the watching channel's connection
     std::optional<taot::v1::Prefetch> prefetch;  // the first the watch read, if any
     grpc::Status status;
   };
@@ -87,8 +87,8 @@ class KeepaliveTest : public ::testing::Test {
     m.set_ranks(8);
     m.set_experts(32);
     for (int64_t n : request_.load.data()) m.add_counts(n);
-    auto reporter =
-        taot::v1::Planner::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(port_), grpc::InsecureChannelCredentials()));
+    auto reporter = taot::v1::Planner::NewStub(
+        grpc::CreateChannel("127.0.0.1:" + std::to_string(port_), grpc::InsecureChannelCredentials()));
     grpc::ClientContext report_context;
     taot::v1::Plan plan;
     EXPECT_TRUE(reporter->ReportMatrix(&report_context, m, &plan).ok());

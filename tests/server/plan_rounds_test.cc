@@ -84,7 +84,8 @@ TEST(PlanRoundsTest, MissingRowsGiveEveryoneTheSameFlaggedFallbackAtTheDeadline)
   const RoundPlan& fallback = **results[0];
   EXPECT_TRUE(fallback.identity.fallback());
   EXPECT_TRUE(fallback.plan.replicas.empty());
-  EXPECT_NE(fallback.identity.reason.find("1 of 16 ranks had not reported"), std::string::npos) << fallback.identity.reason;
+  EXPECT_NE(fallback.identity.reason.find("1 of 16 ranks had not reported"), std::string::npos)
+      << fallback.identity.reason;
   // The late rank gets the same fallback, not a new plan.
   auto late = rounds->ReportRow({0, 0}, 15, request.load.row(15), absl::Now() + absl::Seconds(1));
   ASSERT_TRUE(late.ok());
@@ -128,7 +129,8 @@ TEST(PlanRoundsTest, TheTimerAnswersCallbacksOfARoundLeftShortAtItsDeadline) {
   ASSERT_EQ(plans.size(), 14u);
   for (const auto& p : plans) EXPECT_EQ(p.get(), plans[0].get());
   EXPECT_TRUE(plans[0]->identity.fallback());
-  EXPECT_NE(plans[0]->identity.reason.find("2 of 16 ranks had not reported"), std::string::npos) << plans[0]->identity.reason;
+  EXPECT_NE(plans[0]->identity.reason.find("2 of 16 ranks had not reported"), std::string::npos)
+      << plans[0]->identity.reason;
   // A rank arriving late waits for nothing and gets the same fallback.
   auto late = rounds->ReportRow({2, 1}, 15, request.load.row(15), absl::Now() + absl::Seconds(1));
   ASSERT_TRUE(late.ok()) << late.status();
@@ -164,12 +166,13 @@ TEST(PlanRoundsTest, BadInputIsRefusedByNameAndChangesNothing) {
   expect(rounds->ReportRow({0, 0}, -1, row, soon), absl::StatusCode::kInvalidArgument, "rank");
   expect(rounds->ReportRow({-1, 0}, 0, row, soon), absl::StatusCode::kInvalidArgument, "step");
   expect(rounds->ReportRow({0, 5000}, 0, row, soon), absl::StatusCode::kInvalidArgument, "layer");
-  expect(rounds->ReportRow({0, 0}, 0, std::span<const int64_t>(row).first(3), soon),
-         absl::StatusCode::kInvalidArgument, "load: must have 128 entries");
+  expect(rounds->ReportRow({0, 0}, 0, std::span<const int64_t>(row).first(3), soon), absl::StatusCode::kInvalidArgument,
+         "load: must have 128 entries");
   std::vector<int64_t> negative = row;
   negative[17] = -5;
   expect(rounds->ReportRow({0, 0}, 0, negative, soon), absl::StatusCode::kInvalidArgument, "load[17]");
-  expect(rounds->ReportMatrix({0, 0}, LoadMatrix(3, 128)), absl::StatusCode::kInvalidArgument, "load: must be 16 x 128");
+  expect(rounds->ReportMatrix({0, 0}, LoadMatrix(3, 128)), absl::StatusCode::kInvalidArgument,
+         "load: must be 16 x 128");
   // Nothing was counted: the round completes with the 16 good rows and plans normally.
   const auto results = ReportAll(*rounds, {0, 0}, request.load, AllRanks(16));
   ASSERT_TRUE(results[0].ok()) << results[0].status();
@@ -315,8 +318,8 @@ TEST(PlanHashTest, MatchesTheByteByByteDefinition) {
       plan.replicas.push_back({static_cast<int32_t>(value()), static_cast<int32_t>(value())});
     }
     for (int i = 0; i < trial % 11; ++i) {
-      plan.assignments.push_back({static_cast<int32_t>(value()), static_cast<int32_t>(value()),
-                                  static_cast<int32_t>(value()), value()});
+      plan.assignments.push_back(
+          {static_cast<int32_t>(value()), static_cast<int32_t>(value()), static_cast<int32_t>(value()), value()});
     }
     ASSERT_EQ(PlanHash(plan), ReferenceHash(plan)) << "trial " << trial;
   }

@@ -86,9 +86,8 @@ TEST(PluginTest, BrokenOrForeignLibrariesAreRefusedWithTheirPathAndCause) {
   ASSERT_FALSE(bare.ok());
   EXPECT_NE(bare.status().message().find("give the library's path"), std::string::npos) << bare.status();
   // A text file by a path (not __FILE__: a compiler cache may make it relative to another folder).
-  const std::string text_path = (std::filesystem::temp_directory_path() /
-                                 ("taot_plugin_test_" + std::to_string(getpid()) + ".so"))
-                                    .string();
+  const std::string text_path =
+      (std::filesystem::temp_directory_path() / ("taot_plugin_test_" + std::to_string(getpid()) + ".so")).string();
   std::ofstream(text_path) << "not a library\n";
   auto text = RegisterPlugin(text_path, registry);
   std::filesystem::remove(text_path);

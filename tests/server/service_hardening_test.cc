@@ -181,7 +181,8 @@ TEST_F(ServiceHardeningTest, UndecodableRequestsAreRefusedAfterTheTokenAndCounte
       {"/taot.v1.Admin/PlanCase", "taot.v1.PlanCaseRequest"},
   };
   // A varint cut short; a length-delimited field longer than what follows.
-  for (const std::string& garbage : {std::string("\xff\xff\xff\xff"), std::string("\x0a\x05" "ab")}) {
+  for (const std::string& garbage : {std::string("\xff\xff\xff\xff"), std::string("\x0a\x05"
+                                                                                  "ab")}) {
     for (const auto& [method, type] : rpcs) {
       const std::string rpc = method.substr(method.rfind('/') + 1);
       const grpc::Status anonymous = Raw(method, garbage, false);
@@ -223,8 +224,7 @@ TEST_F(ServiceHardeningTest, AStreamMessageCarriesEachLayerOnceAndAtMostTheLimit
   for (size_t i = 0; i < too_many.size(); ++i) too_many[i] = static_cast<int>(i);
   grpc::Status s = StreamOnce(Layers(0, 5, too_many));
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
-  EXPECT_NE(s.error_message().find("layers: at most 256 per message, got 257"), std::string::npos)
-      << s.error_message();
+  EXPECT_NE(s.error_message().find("layers: at most 256 per message, got 257"), std::string::npos) << s.error_message();
   s = StreamOnce(Layers(0, 5, {3, 4, 3}));
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
   EXPECT_NE(s.error_message().find("layers[2]: layer 3 is already in this message"), std::string::npos)

@@ -79,8 +79,7 @@ TEST(CaseGeneratorTest, ErrorsNameTheOption) {
             std::string::npos);
   o = CaseOptions{};
   o.imbalance = 0.001;
-  EXPECT_NE(GenerateCase(o).status().message().find("imbalance: 0.001 is below what the noise"),
-            std::string::npos);
+  EXPECT_NE(GenerateCase(o).status().message().find("imbalance: 0.001 is below what the noise"), std::string::npos);
   o = CaseOptions{};
   o.imbalance = -1;
   EXPECT_NE(GenerateCase(o).status().message().find("imbalance:"), std::string::npos);

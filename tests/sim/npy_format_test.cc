@@ -13,9 +13,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-const unsigned char* Bytes(const std::string& s) {
-  return reinterpret_cast<const unsigned char*>(s.data());
-}
+const unsigned char* Bytes(const std::string& s) { return reinterpret_cast<const unsigned char*>(s.data()); }
 
 // ---------------------------------------------------------------------------------------------
 // The magic and version.
@@ -27,11 +25,9 @@ TEST(NpyPreambleTest, VersionOneHasATwoByteHeaderLengthLaterVersionsFour) {
 }
 
 TEST(NpyPreambleTest, RefusesWhatLacksTheMagic) {
-  for (const std::string& bytes :
-       {std::string(), std::string("\x93NUMPY\x01", 7), std::string("step,rank,e0\n"),
-        std::string("\x93numpy\x01\x00", 8)}) {
-    EXPECT_EQ(NpyHeaderLengthBytes(bytes).status().message(),
-              "not an NPY file (it lacks the \\x93NUMPY magic)");
+  for (const std::string& bytes : {std::string(), std::string("\x93NUMPY\x01", 7), std::string("step,rank,e0\n"),
+                                   std::string("\x93numpy\x01\x00", 8)}) {
+    EXPECT_EQ(NpyHeaderLengthBytes(bytes).status().message(), "not an NPY file (it lacks the \\x93NUMPY magic)");
   }
 }
 
@@ -46,8 +42,7 @@ TEST(NpyPreambleTest, RefusesAnUnknownVersion) {
 // The header dict.
 
 TEST(NpyHeaderTest, ReadsWhatNpSaveWrites) {
-  const auto h =
-      ParseNpyHeader("{'descr': '<i8', 'fortran_order': False, 'shape': (5, 16, 128), }   \n");
+  const auto h = ParseNpyHeader("{'descr': '<i8', 'fortran_order': False, 'shape': (5, 16, 128), }   \n");
   ASSERT_TRUE(h.ok()) << h.status();
   EXPECT_EQ(h->descr, "<i8");
   EXPECT_FALSE(h->fortran_order);
@@ -76,15 +71,12 @@ TEST(NpyHeaderTest, NeedsEveryKey) {
 TEST(NpyHeaderTest, RefusesUnknownKeysAndStructuredDtypes) {
   EXPECT_EQ(ParseNpyHeader("{'descr': '<i4', 'order': 'C'}").status().message(),
             "unexpected key 'order' in the NPY header");
-  EXPECT_EQ(ParseNpyHeader("{'descr': [('a', '<i4')], 'fortran_order': False, 'shape': (1,)}")
-                .status()
-                .message(),
+  EXPECT_EQ(ParseNpyHeader("{'descr': [('a', '<i4')], 'fortran_order': False, 'shape': (1,)}").status().message(),
             "a structured dtype is not supported; save a plain integer array");
 }
 
 TEST(NpyHeaderTest, MalformedTextSaysWhatWasExpectedAndWhere) {
-  EXPECT_EQ(ParseNpyHeader("[]").status().message(),
-            "malformed NPY header: expected '{' at byte 0, at '[]'");
+  EXPECT_EQ(ParseNpyHeader("[]").status().message(), "malformed NPY header: expected '{' at byte 0, at '[]'");
   EXPECT_EQ(ParseNpyHeader("{'descr' '<i4'}").status().message(),
             "malformed NPY header: expected ':' at byte 9, at ''<i4'}'");
   EXPECT_EQ(ParseNpyHeader("{'descr': '<i4").status().message(),
@@ -102,10 +94,8 @@ TEST(NpyHeaderTest, MalformedTextSaysWhatWasExpectedAndWhere) {
 }
 
 TEST(NpyHeaderTest, ErrorsQuoteAShortPrefixOfTheRest) {
-  const std::string message(
-      ParseNpyHeader("{'shape': 1" + std::string(1000, 'x') + "}").status().message());
-  EXPECT_EQ(message, "malformed NPY header: expected '(' at byte 10, at '1" +
-                         std::string(39, 'x') + "...'");
+  const std::string message(ParseNpyHeader("{'shape': 1" + std::string(1000, 'x') + "}").status().message());
+  EXPECT_EQ(message, "malformed NPY header: expected '(' at byte 10, at '1" + std::string(39, 'x') + "...'");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -116,9 +106,8 @@ TEST(NpyDtypeTest, EveryLittleEndianIntegerType) {
     const char* descr;
     int bytes;
     bool is_signed;
-  } kCases[] = {{"|i1", 1, true}, {"<i1", 1, true},  {"|u1", 1, false}, {"<u1", 1, false},
-                {"<i2", 2, true}, {"<u2", 2, false}, {"<i4", 4, true},  {"<u4", 4, false},
-                {"<i8", 8, true}, {"<u8", 8, false}};
+  } kCases[] = {{"|i1", 1, true},  {"<i1", 1, true}, {"|u1", 1, false}, {"<u1", 1, false}, {"<i2", 2, true},
+                {"<u2", 2, false}, {"<i4", 4, true}, {"<u4", 4, false}, {"<i8", 8, true},  {"<u8", 8, false}};
   for (const auto& c : kCases) {
     const auto type = ParseNpyDtype(c.descr);
     ASSERT_TRUE(type.ok()) << c.descr;
@@ -152,8 +141,7 @@ TEST(NpyElementsTest, ReadsLittleEndianBytes) {
 TEST(NpyElementsTest, SignedTypesAreSignExtended) {
   const std::string minus_two("\xfe\xff\xff\xff\xff\xff\xff\xff", 8);
   for (int bytes : {1, 2, 4, 8}) {
-    EXPECT_EQ(static_cast<int64_t>(DecodeNpyInteger(Bytes(minus_two), {bytes, true})), -2)
-        << bytes;
+    EXPECT_EQ(static_cast<int64_t>(DecodeNpyInteger(Bytes(minus_two), {bytes, true})), -2) << bytes;
   }
   EXPECT_EQ(DecodeNpyInteger(Bytes(minus_two), {1, false}), 0xfeu);
   EXPECT_EQ(DecodeNpyInteger(Bytes(minus_two), {4, false}), 0xfffffffeu);
@@ -178,8 +166,7 @@ TEST(NpyWriterTest, PreambleIsVersionOneAlignedToSixtyFourBytes) {
   EXPECT_EQ(NpyHeaderLengthBytes(p.substr(0, 8)).value(), 2);
   EXPECT_EQ(ReadLittleEndian(Bytes(p) + 8, 2), p.size() - 10);
   EXPECT_EQ(p.back(), '\n');
-  EXPECT_THAT(p.substr(10),
-              StartsWith("{'descr': '<i8', 'fortran_order': False, 'shape': (5, 16, 128), }"));
+  EXPECT_THAT(p.substr(10), StartsWith("{'descr': '<i8', 'fortran_order': False, 'shape': (5, 16, 128), }"));
   const auto header = ParseNpyHeader(p.substr(10));
   ASSERT_TRUE(header.ok()) << header.status();
   EXPECT_EQ(header->shape, (std::vector<int64_t>{5, 16, 128}));

@@ -19,9 +19,7 @@ class TraceCsvTest : public TraceTestDir {
     WriteText("a.csv", text);
     return ReadCsvTraceLayer(Path("a.csv"), "trace/a.csv");
   }
-  std::string ReadError(const std::string& text) const {
-    return std::string(Read(text).status().message());
-  }
+  std::string ReadError(const std::string& text) const { return std::string(Read(text).status().message()); }
 };
 
 TEST_F(TraceCsvTest, ReadsRowsIntoTheirStepMicrobatchAndRank) {
@@ -40,8 +38,7 @@ TEST_F(TraceCsvTest, FieldsMayBePaddedWithSpacesAndTabs) {
 }
 
 TEST_F(TraceCsvTest, QuotedNumbersAreRefused) {
-  EXPECT_EQ(ReadError("step,rank,e0\n0,0,\"5\"\n"),
-            "trace/a.csv:2: column e0: must be an integer >= 0, got '\"5\"'");
+  EXPECT_EQ(ReadError("step,rank,e0\n0,0,\"5\"\n"), "trace/a.csv:2: column e0: must be an integer >= 0, got '\"5\"'");
 }
 
 TEST_F(TraceCsvTest, EmptyFilesAndHeaderOnlyFiles) {
@@ -57,8 +54,7 @@ TEST_F(TraceCsvTest, HeaderMustNameTheIndexColumnsThenExperts) {
   EXPECT_EQ(ReadError("\n# recorded\nstep,microbatch,e0\n"),
             "trace/a.csv:3: the header must start 'step,rank,e0,...' or "
             "'step,microbatch,rank,e0,...', got 'step,microbatch,e0'");
-  EXPECT_EQ(ReadError("step,rank\n"),
-            "trace/a.csv:1: the header names no expert columns (e0, e1, ...)");
+  EXPECT_EQ(ReadError("step,rank\n"), "trace/a.csv:1: the header names no expert columns (e0, e1, ...)");
 }
 
 TEST_F(TraceCsvTest, IndexColumnsAreHeldToTheirRanges) {
@@ -127,8 +123,7 @@ TEST_F(TraceCsvTest, WrittenLayersReadBack) {
   const auto layer = Read(out);
   ASSERT_TRUE(layer.ok()) << layer.status();
   ASSERT_EQ(layer->matrices.size(), written.size());
-  for (size_t i = 0; i < written.size(); ++i)
-    EXPECT_EQ(layer->matrices[i].data(), written[i].data()) << i;
+  for (size_t i = 0; i < written.size(); ++i) EXPECT_EQ(layer->matrices[i].data(), written[i].data()) << i;
 }
 
 }  // namespace

@@ -58,8 +58,7 @@ int main(int argc, char** argv) {
   const auto workload = taot::sim::ReadTrace(args[0]);
   if (!workload.ok()) return Fail(std::string(workload.status().message()), 1);
   if (write) {
-    const auto format =
-        args[3] == "npy" ? taot::sim::TraceFormat::kNpy : taot::sim::TraceFormat::kCsv;
+    const auto format = args[3] == "npy" ? taot::sim::TraceFormat::kNpy : taot::sim::TraceFormat::kCsv;
     const absl::Status s = taot::sim::WriteTrace(**workload, args[2], format);
     if (!s.ok()) return Fail(std::string(s.message()), 1);
   }

@@ -31,7 +31,7 @@ TEST(TraceFileNamesTest, TheExtensionNamesTheFormat) {
 
 TEST(TraceFileNamesTest, WhatLooksMeantAsALayerFile) {
   EXPECT_TRUE(LooksLikeLayerFile("layer_000.csv"));
-  EXPECT_TRUE(LooksLikeLayerFile("layer_0.npy"));      // meant as one, so refused by name later
+  EXPECT_TRUE(LooksLikeLayerFile("layer_0.npy"));  // meant as one, so refused by name later
   EXPECT_TRUE(LooksLikeLayerFile("layer_0001.npy"));
   EXPECT_FALSE(LooksLikeLayerFile("layer_000.txt"));
   EXPECT_FALSE(LooksLikeLayerFile("Layer_000.csv"));
@@ -51,8 +51,7 @@ TEST(TraceFileNamesTest, TheIndexIsExactlyThreeDigits) {
 class TraceFilesTest : public TraceTestDir {};
 
 TEST_F(TraceFilesTest, FindsLayersInIndexOrderNamedAfterTheGivenDirectory) {
-  for (const char* name : {"layer_002.npy", "layer_000.npy", "notes.txt", "layer_001.npy"})
-    WriteText(name, "");
+  for (const char* name : {"layer_002.npy", "layer_000.npy", "notes.txt", "layer_001.npy"}) WriteText(name, "");
   const auto files = FindLayerFiles(dir_);
   ASSERT_TRUE(files.ok()) << files.status();
   ASSERT_EQ(files->size(), 3u);
@@ -87,16 +86,18 @@ TEST_F(TraceFilesTest, TheFirstMissingLayerIsNamedInTheTracesFormat) {
   WriteText("layer_001.npy", "");
   WriteText("layer_003.npy", "");
   EXPECT_EQ(FindLayerFiles(dir_).status().message(),
-            dir_ + ": layer_002.npy is missing (layer files are numbered consecutively from "
-                   "layer_000; found layer_003.npy)");
+            dir_ +
+                ": layer_002.npy is missing (layer files are numbered consecutively from "
+                "layer_000; found layer_003.npy)");
 }
 
 TEST_F(TraceFilesTest, ALayerInBothFormatsIsAMix) {
   WriteText("layer_000.csv", "");
   WriteText("layer_000.npy", "");
   EXPECT_EQ(FindLayerFiles(dir_).status().message(),
-            dir_ + ": mixes formats (layer_000.csv and layer_000.npy); every layer file must be "
-                   "CSV or every one NPY");
+            dir_ +
+                ": mixes formats (layer_000.csv and layer_000.npy); every layer file must be "
+                "CSV or every one NPY");
 }
 
 TEST_F(TraceFilesTest, ABadlyNumberedLayerIsNamed) {

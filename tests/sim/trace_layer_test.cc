@@ -23,10 +23,8 @@ TEST(TraceLayerTest, EmptyLayerHoldsOneZeroMatrixPerStepAndMicrobatch) {
 }
 
 TEST(TraceLayerTest, DimsReadAsNumpyWouldShowTheShape) {
-  EXPECT_EQ(TraceDimsString({.steps = 5, .microbatches = 1, .ranks = 16, .experts = 128}),
-            "(5, 16, 128)");
-  EXPECT_EQ(TraceDimsString({.steps = 5, .microbatches = 2, .ranks = 16, .experts = 128}),
-            "(5, 2, 16, 128)");
+  EXPECT_EQ(TraceDimsString({.steps = 5, .microbatches = 1, .ranks = 16, .experts = 128}), "(5, 16, 128)");
+  EXPECT_EQ(TraceDimsString({.steps = 5, .microbatches = 2, .ranks = 16, .experts = 128}), "(5, 2, 16, 128)");
 }
 
 TEST(TraceLayerTest, FileErrorsAreInvalidArgumentAndStartWithTheName) {
@@ -39,8 +37,7 @@ TEST(TraceLayerTest, CountsAreHeldToZeroThroughTwoToTheForty) {
   EXPECT_FALSE(CountProblem(0).has_value());
   EXPECT_FALSE(CountProblem(kMaxTokensPerEntry).has_value());
   EXPECT_EQ(CountProblem(-1), "must be an integer in [0, 2^40], got -1");
-  EXPECT_EQ(CountProblem(kMaxTokensPerEntry + 1),
-            "must be an integer in [0, 2^40], got 1099511627777");
+  EXPECT_EQ(CountProblem(kMaxTokensPerEntry + 1), "must be an integer in [0, 2^40], got 1099511627777");
 }
 
 TEST(TraceLayerTest, TotalsAreHeldToTwoToTheFiftyTwo) {

@@ -18,9 +18,7 @@ class TraceNpyTest : public TraceTestDir {
   absl::StatusOr<TraceLayer> Read(const std::string& name) const {
     return ReadNpyTraceLayer(Path(name), "trace/" + name);
   }
-  std::string ReadError(const std::string& name) const {
-    return std::string(Read(name).status().message());
-  }
+  std::string ReadError(const std::string& name) const { return std::string(Read(name).status().message()); }
 };
 
 TEST_F(TraceNpyTest, ReadsStepsRanksExperts) {
@@ -68,14 +66,12 @@ TEST_F(TraceNpyTest, UnsignedCountsAboveTheLimitAreShownUnsigned) {
 
 TEST_F(TraceNpyTest, BigEndianIsRefusedWithTheFix) {
   WriteNpy("a.npy", ">i4", "(1, 1, 1)", LittleEndian({0}, 4));
-  EXPECT_EQ(ReadError("a.npy"),
-            "trace/a.npy: dtype '>i4' is big-endian; save it little-endian (a.astype('<i4'))");
+  EXPECT_EQ(ReadError("a.npy"), "trace/a.npy: dtype '>i4' is big-endian; save it little-endian (a.astype('<i4'))");
 }
 
 TEST_F(TraceNpyTest, FortranOrderIsRefusedWithTheFix) {
   WriteNpy("a.npy", "<i4", "(1, 1, 2)", I4({1, 2}), /*fortran=*/true);
-  EXPECT_EQ(ReadError("a.npy"),
-            "trace/a.npy: fortran_order is True; save a C-order array (np.ascontiguousarray(a))");
+  EXPECT_EQ(ReadError("a.npy"), "trace/a.npy: fortran_order is True; save a C-order array (np.ascontiguousarray(a))");
 }
 
 TEST_F(TraceNpyTest, BytesAfterTheDataAreRefused) {
@@ -117,8 +113,7 @@ TEST_F(TraceNpyTest, ShapesMustBeThreeOrFourPositiveDimensions) {
   EXPECT_EQ(TraceDimsOfNpyShape(std::vector<int64_t>(9, 1)).status().message(),
             "shape has 9 dimensions; it must be (steps, ranks, experts) or (steps, microbatches, "
             "ranks, experts)");
-  EXPECT_EQ(TraceDimsOfNpyShape({0, 1, 1}).status().message(),
-            "shape (0, 1, 1): steps must be in [1, 2147483647]");
+  EXPECT_EQ(TraceDimsOfNpyShape({0, 1, 1}).status().message(), "shape (0, 1, 1): steps must be in [1, 2147483647]");
   EXPECT_EQ(TraceDimsOfNpyShape({1, 1, 0, 1}).status().message(),
             "shape (1, 1, 0, 1): ranks must be in [1, 2147483647]");
   EXPECT_EQ(TraceDimsOfNpyShape({1, 2147483648, 1, 1}).status().message(),
@@ -131,8 +126,7 @@ TEST_F(TraceNpyTest, ShapesMustBeThreeOrFourPositiveDimensions) {
 
 TEST_F(TraceNpyTest, WrittenLayersReadBack) {
   for (int microbatches : {1, 2}) {
-    const WorkloadShape shape{.ranks = 2, .experts = 4, .layers = 1, .steps = 3,
-                              .microbatches = microbatches};
+    const WorkloadShape shape{.ranks = 2, .experts = 4, .layers = 1, .steps = 3, .microbatches = microbatches};
     std::string out = NpyTraceLayerPreamble(shape);
     std::vector<LoadMatrix> written;
     for (int i = 0; i < shape.steps * microbatches; ++i) {
@@ -145,11 +139,9 @@ TEST_F(TraceNpyTest, WrittenLayersReadBack) {
     WriteText("w.npy", out);
     const auto layer = Read("w.npy");
     ASSERT_TRUE(layer.ok()) << layer.status();
-    EXPECT_EQ(layer->dims, (TraceDims{.steps = 3, .microbatches = microbatches, .ranks = 2,
-                                      .experts = 4}));
+    EXPECT_EQ(layer->dims, (TraceDims{.steps = 3, .microbatches = microbatches, .ranks = 2, .experts = 4}));
     ASSERT_EQ(layer->matrices.size(), written.size());
-    for (size_t i = 0; i < written.size(); ++i)
-      EXPECT_EQ(layer->matrices[i].data(), written[i].data()) << i;
+    for (size_t i = 0; i < written.size(); ++i) EXPECT_EQ(layer->matrices[i].data(), written[i].data()) << i;
   }
 }
 

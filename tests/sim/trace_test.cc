@@ -73,12 +73,10 @@ void ExpectSameWorkload(const Workload& a, const Workload& b) {
 TEST_F(TraceTest, RoundTripsEveryFormatWithAndWithoutMicrobatches) {
   for (TraceFormat format : {TraceFormat::kCsv, TraceFormat::kNpy}) {
     for (int microbatches : {1, 3}) {
-      const std::string out =
-          Path("t" + std::to_string(int(format)) + std::to_string(microbatches));
+      const std::string out = Path("t" + std::to_string(int(format)) + std::to_string(microbatches));
       const HashWorkload w(Shape(microbatches));
       ASSERT_TRUE(WriteTrace(w, out, format).ok());
-      for (int l = 0; l < 3; ++l)
-        EXPECT_TRUE(fs::exists(fs::path(out) / TraceLayerFileName(l, format)));
+      for (int l = 0; l < 3; ++l) EXPECT_TRUE(fs::exists(fs::path(out) / TraceLayerFileName(l, format)));
       const auto read = ReadTrace(out);
       ASSERT_TRUE(read.ok()) << read.status();
       ExpectSameWorkload(w, **read);
@@ -154,23 +152,21 @@ TEST_F(TraceTest, GapInLayerNumbering) {
 
 TEST_F(TraceTest, LayerNamesNeedThreeDigits) {
   WriteText("layer_0.csv", "step,rank,e0\n0,0,1\n");
-  EXPECT_THAT(ReadError().message(),
-              AllOf(HasSubstr(Path("layer_0.csv")), HasSubstr("three digits")));
+  EXPECT_THAT(ReadError().message(), AllOf(HasSubstr(Path("layer_0.csv")), HasSubstr("three digits")));
 }
 
 TEST_F(TraceTest, MixedFormats) {
   WriteText("layer_000.csv", "step,rank,e0\n0,0,1\n");
   WriteNpy("layer_001.npy", "<i4", "(1, 1, 1)", I4({1}));
-  EXPECT_THAT(ReadError().message(), AllOf(HasSubstr("mixes formats"), HasSubstr("layer_000.csv"),
-                                           HasSubstr("layer_001.npy")));
+  EXPECT_THAT(ReadError().message(),
+              AllOf(HasSubstr("mixes formats"), HasSubstr("layer_000.csv"), HasSubstr("layer_001.npy")));
 }
 
 TEST_F(TraceTest, ShapeMismatchBetweenLayers) {
   WriteNpy("layer_000.npy", "<i4", "(2, 1, 2)", I4({1, 2, 3, 4}));
   WriteNpy("layer_001.npy", "<i4", "(1, 1, 2)", I4({1, 2}));
   EXPECT_THAT(ReadError().message(),
-              HasSubstr(Path("layer_001.npy") +
-                        ": shape (1, 1, 2) differs from layer_000.npy's (2, 1, 2)"));
+              HasSubstr(Path("layer_001.npy") + ": shape (1, 1, 2) differs from layer_000.npy's (2, 1, 2)"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -180,14 +176,12 @@ TEST_F(TraceTest, NpyBadDtype) {
   WriteNpy("layer_000.npy", "<f4", "(1, 1, 1)", I4({0}));
   const absl::Status s = ReadError();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr(Path("layer_000.npy") +
-                                     ": dtype '<f4' is not an integer type (use int32/int64)"));
+  EXPECT_THAT(s.message(), HasSubstr(Path("layer_000.npy") + ": dtype '<f4' is not an integer type (use int32/int64)"));
 }
 
 TEST_F(TraceTest, NpyFortranOrder) {
   WriteNpy("layer_000.npy", "<i4", "(1, 1, 2)", I4({1, 2}), /*fortran=*/true);
-  EXPECT_THAT(ReadError().message(),
-              AllOf(HasSubstr(Path("layer_000.npy")), HasSubstr("fortran_order is True")));
+  EXPECT_THAT(ReadError().message(), AllOf(HasSubstr(Path("layer_000.npy")), HasSubstr("fortran_order is True")));
 }
 
 TEST_F(TraceTest, NpyTruncatedData) {
@@ -198,34 +192,30 @@ TEST_F(TraceTest, NpyTruncatedData) {
 
 TEST_F(TraceTest, NpyTruncatedHeader) {
   WriteText("layer_000.npy", std::string("\x93NUMPY\x01\x00\x76\x00{'descr'", 17));
-  EXPECT_THAT(ReadError().message(),
-              AllOf(HasSubstr(Path("layer_000.npy")), HasSubstr("truncated")));
+  EXPECT_THAT(ReadError().message(), AllOf(HasSubstr(Path("layer_000.npy")), HasSubstr("truncated")));
 }
 
 TEST_F(TraceTest, NpyNotNpy) {
   WriteText("layer_000.npy", "step,rank,e0\n0,0,1\n");
-  EXPECT_THAT(ReadError().message(),
-              AllOf(HasSubstr(Path("layer_000.npy")), HasSubstr("not an NPY file")));
+  EXPECT_THAT(ReadError().message(), AllOf(HasSubstr(Path("layer_000.npy")), HasSubstr("not an NPY file")));
 }
 
 TEST_F(TraceTest, NpyNegativeCountNamesTheElement) {
   WriteNpy("layer_000.npy", "<i4", "(2, 1, 2)", I4({1, 2, 3, -5}));
   EXPECT_THAT(ReadError().message(),
-              HasSubstr(Path("layer_000.npy") +
-                        ": element [1, 0, 1]: must be an integer in [0, 2^40], got -5"));
+              HasSubstr(Path("layer_000.npy") + ": element [1, 0, 1]: must be an integer in [0, 2^40], got -5"));
 }
 
 TEST_F(TraceTest, NpyWrongRank) {
   WriteNpy("layer_000.npy", "<i4", "(2, 2)", I4({1, 2, 3, 4}));
   EXPECT_THAT(ReadError().message(),
-              AllOf(HasSubstr(Path("layer_000.npy")),
-                    HasSubstr("shape (2, 2) must be (steps, ranks, experts)")));
+              AllOf(HasSubstr(Path("layer_000.npy")), HasSubstr("shape (2, 2) must be (steps, ranks, experts)")));
 }
 
 TEST_F(TraceTest, NpyExpertsNotAMultipleOfRanks) {
   WriteNpy("layer_000.npy", "<i4", "(1, 2, 3)", I4({1, 2, 3, 4, 5, 6}));
-  EXPECT_THAT(ReadError().message(), AllOf(HasSubstr(Path("layer_000.npy")),
-                                           HasSubstr("3 experts is not a multiple of 2 ranks")));
+  EXPECT_THAT(ReadError().message(),
+              AllOf(HasSubstr(Path("layer_000.npy")), HasSubstr("3 experts is not a multiple of 2 ranks")));
 }
 
 // Issue 11: the readers take outside files, so sizes are held to the request limits before
@@ -233,26 +223,22 @@ TEST_F(TraceTest, NpyExpertsNotAMultipleOfRanks) {
 
 TEST_F(TraceTest, NpyShapeBeyondTheRequestLimitsIsRefusedBeforeReadingData) {
   WriteNpy("layer_000.npy", "<i1", "(1, 8192, 8192)", "");
-  EXPECT_THAT(ReadError().message(),
-              HasSubstr(Path("layer_000.npy") + ": ranks: must be in [1, 4096], got 8192"));
+  EXPECT_THAT(ReadError().message(), HasSubstr(Path("layer_000.npy") + ": ranks: must be in [1, 4096], got 8192"));
   WriteNpy("layer_000.npy", "<i1", "(1, 1, 70000)", "");
-  EXPECT_THAT(ReadError().message(),
-              HasSubstr(Path("layer_000.npy") + ": experts: must be in [1, 65536], got 70000"));
+  EXPECT_THAT(ReadError().message(), HasSubstr(Path("layer_000.npy") + ": experts: must be in [1, 65536], got 70000"));
   WriteNpy("layer_000.npy", "<i1", "(1, 4096, 8192)", "");
-  EXPECT_THAT(ReadError().message(),
-              HasSubstr("ranks x experts: 4096 x 8192 load entries is more than the limit"));
+  EXPECT_THAT(ReadError().message(), HasSubstr("ranks x experts: 4096 x 8192 load entries is more than the limit"));
 }
 
 TEST_F(TraceTest, NpyHeaderLargerThanNumpyWritesIsRefused) {
   // numpy itself refuses headers over 10,000 bytes unless told otherwise.
-  const std::string dict = "{'descr': '<i4', 'fortran_order': False, 'shape': (1, 1, 1), }" +
-                           std::string(100000, ' ') + "\n";
+  const std::string dict =
+      "{'descr': '<i4', 'fortran_order': False, 'shape': (1, 1, 1), }" + std::string(100000, ' ') + "\n";
   std::string out("\x93NUMPY\x02\x00", 8);
   for (int i = 0; i < 4; ++i) out += char((dict.size() >> (8 * i)) & 0xff);
   WriteText("layer_000.npy", out + dict + I4({1}));
   EXPECT_THAT(ReadError().message(),
-              HasSubstr(Path("layer_000.npy") +
-                        ": the NPY header of 100063 bytes is more than the limit of 65536"));
+              HasSubstr(Path("layer_000.npy") + ": the NPY header of 100063 bytes is more than the limit of 65536"));
 }
 
 TEST_F(TraceTest, NpyErrorsQuoteOnlyAShortPrefix) {
@@ -289,8 +275,8 @@ TEST_F(TraceTest, CsvSizesBeyondTheRequestLimitsAreRefused) {
 
 TEST_F(TraceTest, CsvErrorsQuoteOnlyAShortPrefix) {
   const std::string junk(100000, 'z');
-  for (const std::string& text : {"step,rank,e0," + junk + "\n", junk + "\n",
-                                  "step,rank,e0\n0,0," + junk + "\n", "step,rank,e0\n" + junk + ",0,1\n"}) {
+  for (const std::string& text : {"step,rank,e0," + junk + "\n", junk + "\n", "step,rank,e0\n0,0," + junk + "\n",
+                                  "step,rank,e0\n" + junk + ",0,1\n"}) {
     WriteText("layer_000.csv", text);
     const std::string message(ReadError().message());
     EXPECT_THAT(message, HasSubstr("zzzz..."));
@@ -305,54 +291,48 @@ TEST_F(TraceTest, CsvNegativeCount) {
   WriteText("layer_000.csv", "step,rank,e0,e1\n0,0,1,2\n0,1,3,-2\n");
   const absl::Status s = ReadError();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr(Path("layer_000.csv") +
-                                     ":3: column e1: must be an integer >= 0, got '-2'"));
+  EXPECT_THAT(s.message(), HasSubstr(Path("layer_000.csv") + ":3: column e1: must be an integer >= 0, got '-2'"));
 }
 
 TEST_F(TraceTest, CsvNonInteger) {
   WriteText("layer_000.csv", "step,rank,e0,e1\n0,0,1.5,2\n0,1,3,4\n");
-  EXPECT_THAT(
-      ReadError().message(),
-      HasSubstr(Path("layer_000.csv") + ":2: column e0: must be an integer >= 0, got '1.5'"));
+  EXPECT_THAT(ReadError().message(),
+              HasSubstr(Path("layer_000.csv") + ":2: column e0: must be an integer >= 0, got '1.5'"));
 }
 
 TEST_F(TraceTest, CsvCountAboveTheLimit) {
   WriteText("layer_000.csv", "step,rank,e0\n0,0,1099511627777\n");
-  EXPECT_THAT(ReadError().message(), AllOf(HasSubstr(Path("layer_000.csv") + ":2: column e0"),
-                                           HasSubstr("1099511627777")));
+  EXPECT_THAT(ReadError().message(),
+              AllOf(HasSubstr(Path("layer_000.csv") + ":2: column e0"), HasSubstr("1099511627777")));
 }
 
 TEST_F(TraceTest, CsvWrongColumnCount) {
   WriteText("layer_000.csv", "step,rank,e0,e1\n0,0,1,2\n0,1,3\n");
-  EXPECT_THAT(ReadError().message(),
-              HasSubstr(Path("layer_000.csv") + ":3: 3 columns, the header has 4"));
+  EXPECT_THAT(ReadError().message(), HasSubstr(Path("layer_000.csv") + ":3: 3 columns, the header has 4"));
 }
 
 TEST_F(TraceTest, CsvBadHeader) {
   WriteText("layer_000.csv", "step,rank,e0,e2\n0,0,1,2\n");
-  EXPECT_THAT(ReadError().message(),
-              HasSubstr(Path("layer_000.csv") + ":1: header column 4: expected 'e1', got 'e2'"));
+  EXPECT_THAT(ReadError().message(), HasSubstr(Path("layer_000.csv") + ":1: header column 4: expected 'e1', got 'e2'"));
 }
 
 TEST_F(TraceTest, CsvDuplicateRow) {
   WriteText("layer_000.csv", "step,rank,e0,e1\n0,0,1,2\n0,1,3,4\n0,0,5,6\n");
-  EXPECT_THAT(
-      ReadError().message(),
-      HasSubstr(Path("layer_000.csv") + ":4: duplicate row for step 0, rank 0 (also on line 2)"));
+  EXPECT_THAT(ReadError().message(),
+              HasSubstr(Path("layer_000.csv") + ":4: duplicate row for step 0, rank 0 (also on line 2)"));
 }
 
 TEST_F(TraceTest, CsvMissingRow) {
   WriteText("layer_000.csv",
             "step,microbatch,rank,e0,e1\n0,0,0,1,2\n0,0,1,3,4\n0,1,0,1,2\n1,0,0,1,2\n1,0,1,1,2\n"
             "1,1,0,1,2\n1,1,1,1,2\n");
-  EXPECT_THAT(ReadError().message(), AllOf(HasSubstr(Path("layer_000.csv")),
-                                           HasSubstr("no row for step 0, microbatch 1, rank 1")));
+  EXPECT_THAT(ReadError().message(),
+              AllOf(HasSubstr(Path("layer_000.csv")), HasSubstr("no row for step 0, microbatch 1, rank 1")));
 }
 
 TEST_F(TraceTest, CsvExpertsNotAMultipleOfRanks) {
   WriteText("layer_000.csv", "step,rank,e0,e1,e2\n0,0,1,2,3\n0,1,3,4,5\n");
-  EXPECT_THAT(ReadError().message(),
-              HasSubstr(Path("layer_000.csv") + ": 3 experts is not a multiple of 2 ranks"));
+  EXPECT_THAT(ReadError().message(), HasSubstr(Path("layer_000.csv") + ": 3 experts is not a multiple of 2 ranks"));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -25,20 +25,17 @@ class TraceTestDir : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  std::string Path(const std::string& name) const {
-    return (std::filesystem::path(dir_) / name).string();
-  }
+  std::string Path(const std::string& name) const { return (std::filesystem::path(dir_) / name).string(); }
 
   void WriteText(const std::string& name, const std::string& text) const {
     std::ofstream(Path(name), std::ios::binary) << text;
   }
 
   // A version 1.0 NPY file with the given header fields and raw data bytes.
-  void WriteNpy(const std::string& name, const std::string& descr, const std::string& shape,
-                const std::string& data, bool fortran = false) const {
-    std::string dict = "{'descr': '" + descr +
-                       "', 'fortran_order': " + (fortran ? "True" : "False") +
-                       ", 'shape': " + shape + ", }";
+  void WriteNpy(const std::string& name, const std::string& descr, const std::string& shape, const std::string& data,
+                bool fortran = false) const {
+    std::string dict =
+        "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") + ", 'shape': " + shape + ", }";
     while ((10 + dict.size() + 1) % 64 != 0) dict += ' ';
     dict += '\n';
     std::string out("\x93NUMPY\x01\x00", 8);

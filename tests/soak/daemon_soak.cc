@@ -36,8 +36,8 @@
 #include <thread>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <grpcpp/grpcpp.h>
+#include <CLI/CLI.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -98,8 +98,10 @@ std::vector<Step> Schedule(const Args& a) {
     if (draw == 1) s = {Fault::kCancellingRank, static_cast<int>(random() % static_cast<uint64_t>(a.ranks))};
   }
   const int n = a.rounds;
-  for (auto [at, fault] : {std::pair{n / 6, Fault::kBrokenReload}, {n / 3, Fault::kReloadSwap},
-                           {n / 2, Fault::kKillRestart}, {2 * n / 3, Fault::kAdminSwap}}) {
+  for (auto [at, fault] : {std::pair{n / 6, Fault::kBrokenReload},
+                           {n / 3, Fault::kReloadSwap},
+                           {n / 2, Fault::kKillRestart},
+                           {2 * n / 3, Fault::kAdminSwap}}) {
     steps[static_cast<size_t>(std::max(1, at))] = {fault, -1};
   }
   return steps;
@@ -127,11 +129,27 @@ class Daemon {
 
   bool Start() {
     const std::string listen = absl::StrCat("127.0.0.1:", port_);
-    std::vector<std::string> args = {a_.daemon, "--job-id", "soak", "--world-size", std::to_string(a_.ranks),
-                                     "--experts", std::to_string(2 * a_.ranks), "--ranks-per-node", "8",
-                                     "--listen", listen, "--metrics-listen", "", "--round-timeout-ms",
-                                     std::to_string(a_.round_timeout_ms), "--config", (dir_ / "taot.toml").string(),
-                                     "--log-level", "info", "--grace-s", "0"};
+    std::vector<std::string> args = {a_.daemon,
+                                     "--job-id",
+                                     "soak",
+                                     "--world-size",
+                                     std::to_string(a_.ranks),
+                                     "--experts",
+                                     std::to_string(2 * a_.ranks),
+                                     "--ranks-per-node",
+                                     "8",
+                                     "--listen",
+                                     listen,
+                                     "--metrics-listen",
+                                     "",
+                                     "--round-timeout-ms",
+                                     std::to_string(a_.round_timeout_ms),
+                                     "--config",
+                                     (dir_ / "taot.toml").string(),
+                                     "--log-level",
+                                     "info",
+                                     "--grace-s",
+                                     "0"};
     std::vector<char*> argv;
     for (std::string& s : args) argv.push_back(s.data());
     argv.push_back(nullptr);
@@ -361,8 +379,8 @@ class Soak {
     int lost = 0, mixed = 0, disagreeing = 0, late = 0, recovering = 0;
     for (int i = 0; i < a_.rounds; ++i) {
       // Rounds just after a restart are rounds of registering again, not of planning.
-      const bool after_restart = std::any_of(killed_before_.begin(), killed_before_.end(),
-                                             [&](int k) { return i >= k && i < k + 3; });
+      const bool after_restart =
+          std::any_of(killed_before_.begin(), killed_before_.end(), [&](int k) { return i >= k && i < k + 3; });
       std::optional<std::pair<uint64_t, uint64_t>> agreed;
       absl::Duration slowest;
       for (int r = 0; r < a_.ranks; ++r) {
@@ -395,19 +413,21 @@ class Soak {
     std::cout << absl::StrFormat("soak: %d ranks, %d rounds, faults:", a_.ranks, a_.rounds);
     for (Fault f : {Fault::kMissingRank, Fault::kCancellingRank, Fault::kBrokenReload, Fault::kReloadSwap,
                     Fault::kAdminSwap, Fault::kKillRestart}) {
-      std::cout << absl::StrFormat(" %s x%d;", FaultName(f),
-                                   std::count_if(schedule_.begin(), schedule_.end(),
-                                                 [f](const Step& s) { return s.fault == f; }));
+      std::cout << absl::StrFormat(
+          " %s x%d;", FaultName(f),
+          std::count_if(schedule_.begin(), schedule_.end(), [f](const Step& s) { return s.fault == f; }));
     }
     std::cout << "\n"
-              << absl::StrFormat("soak: call latency p50 %.1f ms, p99 %.1f ms; round (slowest rank) p50 %.1f ms, "
-                                 "p99 %.1f ms\n",
-                                 percentile(call_ms, 0.5), percentile(call_ms, 0.99), percentile(round_ms, 0.5),
-                                 percentile(round_ms, 0.99))
+              << absl::StrFormat(
+                     "soak: call latency p50 %.1f ms, p99 %.1f ms; round (slowest rank) p50 %.1f ms, "
+                     "p99 %.1f ms\n",
+                     percentile(call_ms, 0.5), percentile(call_ms, 0.99), percentile(round_ms, 0.5),
+                     percentile(round_ms, 0.99))
               << absl::StrFormat("soak: daemon RSS %.1f MiB after warm-up, %.1f MiB at the end\n",
                                  static_cast<double>(rss_before_kb_) / 1024, static_cast<double>(rss_after_kb) / 1024)
-              << absl::StrFormat("soak: lost %d, mixed up %d, disagreeing %d, late %d (calls while re-registering: %d)\n",
-                                 lost, mixed, disagreeing, late, recovering);
+              << absl::StrFormat(
+                     "soak: lost %d, mixed up %d, disagreeing %d, late %d (calls while re-registering: %d)\n", lost,
+                     mixed, disagreeing, late, recovering);
     if (lost + mixed + disagreeing + late > 0) ok = false;
     if (rss_before_kb_ <= 0 || static_cast<double>(rss_after_kb - rss_before_kb_) / 1024 > a_.max_rss_growth_mb) {
       std::cerr << "soak: the daemon's RSS grew by more than " << a_.max_rss_growth_mb << " MiB\n";
@@ -445,8 +465,7 @@ int Main(int argc, char** argv) {
       ->check(CLI::Range(1.0, 1e6))
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / absl::StrCat("taot-soak-", getpid());
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / absl::StrCat("taot-soak-", getpid());
   std::filesystem::create_directories(dir);
   bool ok = false;
   {

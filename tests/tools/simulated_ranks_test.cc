@@ -2,8 +2,8 @@
 // none.
 #include "simulated_ranks.h"
 
-#include <gtest/gtest.h>
 #include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 
 #include <map>
 #include <mutex>
@@ -75,12 +75,15 @@ TEST(SimulatedRanksTest, EveryRankGetsTheDaemonsPlanOfEveryRound) {
   SimulatedRanks ranks(Options(daemon.address()), *workload);
   std::vector<std::pair<int64_t, int>> seen;
   std::map<std::pair<int64_t, int>, client::LayerPlan> plans;
-  ASSERT_TRUE(ranks.Run([&](int64_t step, int layer, const client::LayerPlan& plan) {
-    seen.emplace_back(step, layer);
-    plans[{step, layer}] = plan;
-  }).ok());
+  ASSERT_TRUE(ranks
+                  .Run([&](int64_t step, int layer, const client::LayerPlan& plan) {
+                    seen.emplace_back(step, layer);
+                    plans[{step, layer}] = plan;
+                  })
+                  .ok());
   EXPECT_EQ(seen, (std::vector<std::pair<int64_t, int>>{{0, 0}, {0, 1}, {1, 0}, {1, 1}}));
-  for (const auto& [key, plan] : plans) EXPECT_EQ(plan.identity.provenance, Provenance::kDaemonRound) << plan.identity.reason;
+  for (const auto& [key, plan] : plans)
+    EXPECT_EQ(plan.identity.provenance, Provenance::kDaemonRound) << plan.identity.reason;
   const Summary s = ranks.Summarize();
   EXPECT_EQ(s.rounds, 4);
   EXPECT_EQ(s.ranks, kRanks);
@@ -98,8 +101,8 @@ TEST(SimulatedRanksTest, EveryRankGetsTheDaemonsPlanOfEveryRound) {
   for (const auto& round : status.recent) {
     const client::LayerPlan& plan = plans.at({round->key.step, round->key.layer});
     EXPECT_EQ(plan.identity.hash, round->identity.hash);
-    const Scorecard score = ScoreRound(problem, workload->Load(static_cast<int>(round->key.step), round->key.layer, 0),
-                                       plan.plan);
+    const Scorecard score =
+        ScoreRound(problem, workload->Load(static_cast<int>(round->key.step), round->key.layer, 0), plan.plan);
     EXPECT_EQ(score.imbalance_before_pct, round->score.imbalance_before_pct);
     EXPECT_EQ(score.imbalance_after_pct, round->score.imbalance_after_pct);
     EXPECT_EQ(score.intra_node_transfers, round->score.intra_node_transfers);
@@ -139,10 +142,12 @@ TEST(SimulatedRanksTest, WithoutADaemonEveryLayerIsPlannedLocallyAndCounted) {
   SimulatedRanks ranks(o, *workload);
   std::mutex mu;
   std::vector<std::string> sources;
-  ASSERT_TRUE(ranks.Run([&](int64_t, int, const client::LayerPlan& plan) {
-    std::lock_guard<std::mutex> lock(mu);
-    sources.push_back(ProvenanceName(plan.identity.provenance));
-  }).ok());
+  ASSERT_TRUE(ranks
+                  .Run([&](int64_t, int, const client::LayerPlan& plan) {
+                    std::lock_guard<std::mutex> lock(mu);
+                    sources.push_back(ProvenanceName(plan.identity.provenance));
+                  })
+                  .ok());
   EXPECT_EQ(sources, std::vector<std::string>(4, "local"));
   EXPECT_EQ(ranks.local_layers(), 4);
   EXPECT_EQ(ranks.Summarize().fallback_rounds, 4);

@@ -64,7 +64,8 @@ TEST(PlanWireTest, EveryBadFieldIsNamed) {
       {[](taot::v1::Plan& m) { m.mutable_assignments(0)->set_source(-1); }, "assignments[0].source: must be >= 0"},
       {[](taot::v1::Plan& m) { m.mutable_assignments(1)->set_expert(-2); }, "assignments[1].expert: must be >= 0"},
       {[](taot::v1::Plan& m) { m.mutable_assignments(2)->set_rank(-3); }, "assignments[2].rank: must be >= 0"},
-      {[](taot::v1::Plan& m) { m.mutable_assignments(2)->set_tokens(0); }, "assignments[2].tokens: must be >= 1, got 0"},
+      {[](taot::v1::Plan& m) { m.mutable_assignments(2)->set_tokens(0); },
+       "assignments[2].tokens: must be >= 1, got 0"},
   };
   for (const auto& [spoil, message] : cases) {
     taot::v1::Plan m = Encoded(Sample());

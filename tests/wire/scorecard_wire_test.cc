@@ -57,10 +57,10 @@ TEST(ScorecardWireTest, EveryFieldRoundTripsThroughTheBytes) {
 TEST(ScorecardWireTest, TheOriginalFieldsKeepTheirNumbers) {
   const google::protobuf::Descriptor* d = taot::v1::PlanStats::descriptor();
   const std::vector<std::pair<std::string, int>> numbers = {
-      {"imbalance_before_pct", 1}, {"imbalance_after_pct", 2},     {"intra_node_transfers", 3},
-      {"inter_node_transfers", 4}, {"weighted_cost", 5},           {"target_met", 6},
-      {"plan_time_us", 7},         {"bytes_moved_intra_node", 8},  {"bytes_moved_inter_node", 9},
-      {"tokens_inter_node", 10},   {"target_imbalance_pct", 11},   {"reused_replicas", 12},
+      {"imbalance_before_pct", 1}, {"imbalance_after_pct", 2},    {"intra_node_transfers", 3},
+      {"inter_node_transfers", 4}, {"weighted_cost", 5},          {"target_met", 6},
+      {"plan_time_us", 7},         {"bytes_moved_intra_node", 8}, {"bytes_moved_inter_node", 9},
+      {"tokens_inter_node", 10},   {"target_imbalance_pct", 11},  {"reused_replicas", 12},
       {"tokens_local", 13},        {"tokens_intra_node", 14}};
   EXPECT_EQ(d->field_count(), static_cast<int>(numbers.size()));
   for (const auto& [name, number] : numbers) {

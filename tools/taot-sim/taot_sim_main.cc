@@ -47,12 +47,9 @@ void AddScenarioOptions(CLI::App& cmd, ScenarioArgs& a) {
   cmd.add_option("--ranks", a.ranks, "Expert-parallel size (default 16)")->check(InRange(1, kMaxRanks));
   cmd.add_option("--slots", a.slots, "Guest slots per rank, K (default 2)")->check(InRange(0, kMaxExperts));
   cmd.add_option("--mode", a.mode, "Planning: local (default), remote or predictive");
-  cmd.add_option("--layers", a.layers, "MoE layers to simulate (default: all of the model's)")
-      ->check(InRange(1, 1024));
-  cmd.add_option("--steps", a.steps, "Optimizer steps (default 4; the first is warm-up)")
-      ->check(InRange(1, 100000));
-  cmd.add_option("--microbatches", a.microbatches, "Microbatches per step (default 4)")
-      ->check(InRange(1, 1024));
+  cmd.add_option("--layers", a.layers, "MoE layers to simulate (default: all of the model's)")->check(InRange(1, 1024));
+  cmd.add_option("--steps", a.steps, "Optimizer steps (default 4; the first is warm-up)")->check(InRange(1, 100000));
+  cmd.add_option("--microbatches", a.microbatches, "Microbatches per step (default 4)")->check(InRange(1, 1024));
   cmd.add_option("--imbalance", a.imbalance, "Initial imbalance of the synthetic workload, a fraction (default 0.5)")
       ->check(InRange(0, kMaxRanks - 1));
   cmd.add_option("--seed", a.seed, "Seed of the synthetic workload (default 1)")
@@ -123,7 +120,8 @@ absl::StatusOr<std::unique_ptr<Workload>> CaseWorkload(const std::string& path, 
   if (!request.ok()) return absl::Status(request.status().code(), absl::StrCat(path, ": ", request.status().message()));
   const Topology& topo = request->topology();
   if (!topo.tree_costs()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": topology: the simulator models nodes of equal size with one "
+    return absl::InvalidArgumentError(absl::StrCat(path,
+                                                   ": topology: the simulator models nodes of equal size with one "
                                                    "inter-node cost; give ranks_per_node, not a cost matrix"));
   }
   sc.ranks = request->ranks();
@@ -218,7 +216,8 @@ int Main(int argc, char** argv) {
   };
 
   CLI::App* run_cmd = app.add_subcommand("run", "Run one experiment: write DIR/NAME.csv, .json and .png");
-  run_cmd->add_option("experiment", experiment, "table1, imbalance, scale, slots, overhead, modes or frontier")->required();
+  run_cmd->add_option("experiment", experiment, "table1, imbalance, scale, slots, overhead, modes or frontier")
+      ->required();
   common(*run_cmd);
   run_cmd->callback([&] {
     status = prepare();

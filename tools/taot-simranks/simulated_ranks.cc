@@ -71,7 +71,8 @@ void SimulatedRanks::RunRank(int rank, std::shared_ptr<client::Transport> transp
   absl::StatusOr<std::unique_ptr<client::Client>> made =
       client::Client::Create(ClientOptionsFor(options_, shape_, rank), std::move(transport));
   if (!made.ok()) {
-    errors_[static_cast<size_t>(rank)] = absl::Status(made.status().code(), absl::StrCat("rank ", rank, ": ", made.status().message()));
+    errors_[static_cast<size_t>(rank)] =
+        absl::Status(made.status().code(), absl::StrCat("rank ", rank, ": ", made.status().message()));
     return;
   }
   client::Client& client = **made;
@@ -82,9 +83,9 @@ void SimulatedRanks::RunRank(int rank, std::shared_ptr<client::Transport> transp
     const int64_t step = int64_t{round.step} * shape_.microbatches + round.microbatch;
     absl::StatusOr<client::LayerPlan> plan = client.PlanLayer(step, round.layer, load.row(rank));
     if (!plan.ok()) {
-      errors_[static_cast<size_t>(rank)] =
-          absl::Status(plan.status().code(), absl::StrCat("rank ", rank, ": step ", step, " layer ", round.layer, ": ",
-                                                          plan.status().message()));
+      errors_[static_cast<size_t>(rank)] = absl::Status(
+          plan.status().code(),
+          absl::StrCat("rank ", rank, ": step ", step, " layer ", round.layer, ": ", plan.status().message()));
       return;
     }
     rounds_[i][static_cast<size_t>(rank)] = {plan->identity,

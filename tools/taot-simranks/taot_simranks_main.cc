@@ -42,7 +42,8 @@ int Main(int argc, char** argv) {
   app.add_option("--experts", w.experts, "Experts per layer")->capture_default_str();
   app.add_option("--slots", o.slots_per_rank, "Guest slots per rank, K (the daemon's --slots)")->capture_default_str();
   app.add_option("--ranks-per-node", o.ranks_per_node, "Ranks per node (node names node-0, node-1, ...)")
-      ->capture_default_str()->check(cli::InRange(1, 1 << 20));
+      ->capture_default_str()
+      ->check(cli::InRange(1, 1 << 20));
   app.add_option("--layers", w.layers, "MoE layers")->capture_default_str();
   app.add_option("--steps", w.steps, "Steps")->capture_default_str();
   app.add_option("--microbatches", w.microbatches, "Microbatches per step")->capture_default_str();

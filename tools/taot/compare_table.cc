@@ -24,16 +24,16 @@ std::string Bytes(int64_t b) {
 }  // namespace
 
 std::string FormatCompareTable(const std::vector<CompareRow>& rows) {
-  std::string out = absl::StrFormat(
-      "%-11s %9s %9s %6s %6s %6s %8s %11s %11s %12s %10s\n", "planner", "imbal.%", "after.%",
-      "target", "intra", "inter", "w.cost", "bytes.intra", "bytes.inter", "tok.internode", "time.us");
+  std::string out =
+      absl::StrFormat("%-11s %9s %9s %6s %6s %6s %8s %11s %11s %12s %10s\n", "planner", "imbal.%", "after.%", "target",
+                      "intra", "inter", "w.cost", "bytes.intra", "bytes.inter", "tok.internode", "time.us");
   for (const CompareRow& r : rows) {
     const Scorecard& s = r.score;
     out += absl::StrFormat("%-11s %9.2f %9.2f %6s %6d %6d %8.1f %11s %11s %12d %10.1f\n", r.planner,
                            s.imbalance_before_pct, s.imbalance_after_pct, s.target_met ? "met" : "missed",
                            s.intra_node_transfers, s.inter_node_transfers, s.weighted_cost,
-                           Bytes(s.bytes_moved_intra_node), Bytes(s.bytes_moved_inter_node),
-                           s.tokens_inter_node, s.plan_time_us);
+                           Bytes(s.bytes_moved_intra_node), Bytes(s.bytes_moved_inter_node), s.tokens_inter_node,
+                           s.plan_time_us);
   }
   out += absl::StrFormat(
       "\ntarget: %.3g%% residual imbalance (the busiest rank within %.3g%% of the mean); "

@@ -76,8 +76,7 @@ absl::StatusOr<PlannerParams> ParseParams(const std::vector<std::string>& items)
   return params;
 }
 
-absl::StatusOr<ScoredPlan> PlanWith(const std::string& name, const PlannerParams& params,
-                                    const PlanRequest& request) {
+absl::StatusOr<ScoredPlan> PlanWith(const std::string& name, const PlannerParams& params, const PlanRequest& request) {
   absl::StatusOr<std::unique_ptr<Planner>> planner = PlannerRegistry::BuiltIn().Create(name, params);
   if (!planner.ok()) return planner.status();
   return RunPlanner(**planner, request);
@@ -159,8 +158,7 @@ absl::Status RunGen(GenArgs a) {
 absl::Status RunPlanners() {
   for (const std::string& name : PlannerRegistry::BuiltIn().names()) {
     const PlannerInfo info = *PlannerRegistry::BuiltIn().Describe(name);
-    std::cout << info.name << (info.name == kDefaultPlanner ? " (default)" : "") << "\n  "
-              << info.summary << "\n";
+    std::cout << info.name << (info.name == kDefaultPlanner ? " (default)" : "") << "\n  " << info.summary << "\n";
     for (const std::string& p : info.params) std::cout << "    --param " << p << "\n";
   }
   return absl::OkStatus();
@@ -174,11 +172,10 @@ absl::Status RunDemo(int ranks, double imbalance, uint64_t seed) {
   o.seed = seed;
   absl::StatusOr<sim::GeneratedCase> g = sim::GenerateCase(o);
   if (!g.ok()) return g.status();
-  std::cout << "taot demo: EP" << ranks << ", " << o.experts << " experts, K = " << o.slots_per_rank
-            << ", " << o.ranks_per_node << " ranks per node, inter-node cost " << o.inter_node_cost
-            << ", initial imbalance " << g->imbalance_pct << "% (taot gen --ranks " << ranks
-            << " --experts " << o.experts << " --imbalance " << imbalance << " --seed " << seed
-            << ")\n\n";
+  std::cout << "taot demo: EP" << ranks << ", " << o.experts << " experts, K = " << o.slots_per_rank << ", "
+            << o.ranks_per_node << " ranks per node, inter-node cost " << o.inter_node_cost << ", initial imbalance "
+            << g->imbalance_pct << "% (taot gen --ranks " << ranks << " --experts " << o.experts << " --imbalance "
+            << imbalance << " --seed " << seed << ")\n\n";
   return RunCompareOn(g->request, {}, /*json=*/false);
 }
 
@@ -187,33 +184,39 @@ absl::Status RunDemo(int ranks, double imbalance, uint64_t seed) {
 void AddGenOptions(CLI::App& cmd, GenArgs& a) {
   sim::CaseOptions& o = a.options;
   cmd.add_option("--ranks", o.ranks, "Ranks (EP size)")->required()->check(InRange(1, kMaxRanks));
-  cmd.add_option("--experts", o.experts, "Experts (a multiple of --ranks)")->required()
-      ->check(InRange(1, kMaxExperts));
+  cmd.add_option("--experts", o.experts, "Experts (a multiple of --ranks)")->required()->check(InRange(1, kMaxExperts));
   cmd.add_option("--imbalance", a.imbalance,
                  "Initial imbalance to hit, as a fraction (0.7 = the busiest rank at 1.7x the mean)")
       ->check(InRange(0, kMaxRanks - 1));
-  cmd.add_option("--seed", o.seed, "Random seed")
-      ->capture_default_str()->check(InRange(0, 0x1p64, "[0, 2^64)"));
+  cmd.add_option("--seed", o.seed, "Random seed")->capture_default_str()->check(InRange(0, 0x1p64, "[0, 2^64)"));
   cmd.add_option("--top-k", o.top_k, "Experts each token is routed to")
-      ->capture_default_str()->check(InRange(1, kMaxExperts));
+      ->capture_default_str()
+      ->check(InRange(1, kMaxExperts));
   cmd.add_option("--tokens-per-rank", o.tokens_per_rank, "Tokens per rank per microbatch")
-      ->capture_default_str()->check(InRange(1, 0x1p30, "[1, 2^30]"));
+      ->capture_default_str()
+      ->check(InRange(1, 0x1p30, "[1, 2^30]"));
   cmd.add_option("--slots", o.slots_per_rank, "Guest slots per rank (K)")
-      ->capture_default_str()->check(InRange(0, kMaxExperts));
+      ->capture_default_str()
+      ->check(InRange(0, kMaxExperts));
   cmd.add_option("--ranks-per-node", o.ranks_per_node, "Ranks per node")
-      ->capture_default_str()->check(InRange(1, kMaxRanks));
+      ->capture_default_str()
+      ->check(InRange(1, kMaxRanks));
   cmd.add_option("--inter-node-cost", o.inter_node_cost, "Cost of a cross-node transfer (λ)")
-      ->capture_default_str()->check(InRange(kIntraNodeCost, 1e6));
+      ->capture_default_str()
+      ->check(InRange(kIntraNodeCost, 1e6));
   cmd.add_option("--expert-bytes", o.expert_bytes, "Bytes of one expert's weights")
-      ->capture_default_str()->check(InRange(0, 0x1p50, "[0, 2^50]"));
-  cmd.add_option("--noise", o.noise, "Per-source log-normal noise")
-      ->capture_default_str()->check(InRange(0, 5));
+      ->capture_default_str()
+      ->check(InRange(0, 0x1p50, "[0, 2^50]"));
+  cmd.add_option("--noise", o.noise, "Per-source log-normal noise")->capture_default_str()->check(InRange(0, 5));
   cmd.add_option("--skew", o.skew, "Popularity skew when --imbalance is not given")
-      ->capture_default_str()->check(InRange(0, 20));
+      ->capture_default_str()
+      ->check(InRange(0, 20));
   cmd.add_option("--hot-experts", o.hot_experts, "Experts made --hot-factor times hotter (a burst)")
-      ->capture_default_str()->check(InRange(0, kMaxExperts));
+      ->capture_default_str()
+      ->check(InRange(0, kMaxExperts));
   cmd.add_option("--hot-factor", o.hot_factor, "How much hotter the burst experts are")
-      ->capture_default_str()->check(InRange(1, 1e6));
+      ->capture_default_str()
+      ->check(InRange(1, 1e6));
   cmd.add_option("--target-imbalance", o.target_imbalance_pct, "Store a target residual imbalance (%) in the case")
       ->check(InRange(0, 1e6));
   cmd.add_option("--output,-o", a.output, "Write the CASE here (default: stdout)");
@@ -262,12 +265,13 @@ int Main(int argc, char** argv) {
   uint64_t demo_seed = 1;
   CLI::App* demo_cmd = app.add_subcommand("demo", "Generate a skewed case and compare every planner on it");
   // 8 experts per rank, within the load limit up to 1024 ranks.
-  demo_cmd->add_option("--ranks", demo_ranks, "Ranks (EP size)")
-      ->capture_default_str()->check(InRange(1, 1024));
+  demo_cmd->add_option("--ranks", demo_ranks, "Ranks (EP size)")->capture_default_str()->check(InRange(1, 1024));
   demo_cmd->add_option("--imbalance", demo_imbalance, "Initial imbalance (fraction)")
-      ->capture_default_str()->check(InRange(0, 1023));
+      ->capture_default_str()
+      ->check(InRange(0, 1023));
   demo_cmd->add_option("--seed", demo_seed, "Random seed")
-      ->capture_default_str()->check(InRange(0, 0x1p64, "[0, 2^64)"));
+      ->capture_default_str()
+      ->check(InRange(0, 0x1p64, "[0, 2^64)"));
   demo_cmd->callback([&] { status = RunDemo(demo_ranks, demo_imbalance, demo_seed); });
 
   if (const std::optional<int> code = ParseOrExit(app, argc, argv, "taot")) return *code;

@@ -2,17 +2,17 @@
 // planning a CASE through it.
 #include <cstdlib>
 #include <fstream>
-#include <stdexcept>
 #include <iostream>
 #include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <tuple>
-#include <sstream>
-#include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <grpcpp/grpcpp.h>
+#include <CLI/CLI.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -61,11 +61,11 @@ void SetDeadline(grpc::ClientContext& context, const Common& c) {
 }
 
 void PrintPlanLine(const taot::v1::Plan& p) {
-  std::cout << absl::StrFormat("  step %-6d layer %-4d %-10s v%-3d imbalance %6.1f%% -> %5.1f%%  transfers %d intra %d inter%s\n",
-                               p.step(), p.layer(), p.planner(), p.version(), p.stats().imbalance_before_pct(),
-                               p.stats().imbalance_after_pct(), p.stats().intra_node_transfers(),
-                               p.stats().inter_node_transfers(),
-                               p.fallback() ? absl::StrCat("  FALLBACK: ", p.fallback_reason()) : "");
+  std::cout << absl::StrFormat(
+      "  step %-6d layer %-4d %-10s v%-3d imbalance %6.1f%% -> %5.1f%%  transfers %d intra %d inter%s\n", p.step(),
+      p.layer(), p.planner(), p.version(), p.stats().imbalance_before_pct(), p.stats().imbalance_after_pct(),
+      p.stats().intra_node_transfers(), p.stats().inter_node_transfers(),
+      p.fallback() ? absl::StrCat("  FALLBACK: ", p.fallback_reason()) : "");
 }
 
 int Status(const Common& c) {
@@ -95,8 +95,8 @@ int Watch(const Common& c, int interval_ms, int polls) {
     grpc::ClientContext context;
     SetDeadline(context, c);
     if (grpc::Status st = stub->GetStatus(&context, taot::v1::StatusRequest(), &s); !st.ok()) return FailRpc(st, c);
-    const std::string now = absl::StrCat(s.planner(), " v", s.planner_version(), ", ", s.registered(), "/",
-                                         s.world_size(), " ranks");
+    const std::string now =
+        absl::StrCat(s.planner(), " v", s.planner_version(), ", ", s.registered(), "/", s.world_size(), " ranks");
     if (now != planner) {
       std::cout << "job " << s.job_id() << ": planner " << now << "\n";
       planner = now;
@@ -141,7 +141,8 @@ int Plan(const Common& c, const std::string& path, const std::string& planner) {
   std::cout << absl::StrFormat("%s: %d replicas, %d assignments, hash %016x\n", plan.planner(), plan.replicas_size(),
                                plan.assignments_size(), plan.hash());
   PrintPlanLine(plan);
-  for (const taot::v1::Replica& r : plan.replicas()) std::cout << "  replica expert " << r.expert() << " on rank " << r.rank() << "\n";
+  for (const taot::v1::Replica& r : plan.replicas())
+    std::cout << "  replica expert " << r.expert() << " on rank " << r.rank() << "\n";
   return 0;
 }
 

@@ -18,7 +18,8 @@ absl::StatusOr<std::string> ReadPem(const PemFile& file) {
 
 absl::Status BothOrNeither(const PemFile& cert, const PemFile& key) {
   if (cert.path.empty() == key.path.empty()) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(cert.field, ", ", key.field, ": give both for mutual TLS, or neither"));
+  return absl::InvalidArgumentError(
+      absl::StrCat(cert.field, ", ", key.field, ": give both for mutual TLS, or neither"));
 }
 
 // Reads `file` into `out` when it is given.

@@ -13,8 +13,9 @@ void AppendVarint(std::string& out, uint64_t value) {
 grpc::Slice SharedSlice(SharedBytes piece) {
   auto* keep = new std::shared_ptr<const void>(std::move(piece.owner));
   // gRPC never writes into a slice it sends; its constructor only takes a mutable pointer.
-  return grpc::Slice(const_cast<char*>(piece.bytes.data()), piece.bytes.size(),
-                     [](void* p) { delete static_cast<std::shared_ptr<const void>*>(p); }, keep);
+  return grpc::Slice(
+      const_cast<char*>(piece.bytes.data()), piece.bytes.size(),
+      [](void* p) { delete static_cast<std::shared_ptr<const void>*>(p); }, keep);
 }
 
 grpc::ByteBuffer MessageBuffer(SharedBytes message) {

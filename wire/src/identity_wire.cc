@@ -10,8 +10,8 @@ void IdentityToProto(const PlanIdentity& identity, taot::v1::Plan& out) {
 }
 
 PlanIdentity IdentityFromProto(const taot::v1::Plan& message) {
-  return {message.version(), message.hash(),
-          message.fallback() ? Provenance::kNoReplication : Provenance::kDaemonRound, message.fallback_reason()};
+  return {message.version(), message.hash(), message.fallback() ? Provenance::kNoReplication : Provenance::kDaemonRound,
+          message.fallback_reason()};
 }
 
 void IdentityToProto(const PlanIdentity& identity, taot::v1::Prefetch& out) {

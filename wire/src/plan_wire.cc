@@ -55,8 +55,8 @@ absl::StatusOr<Plan> PlanFromProto(const taot::v1::Plan& message) {
   plan.assignments.reserve(static_cast<size_t>(message.assignments_size()));
   for (int i = 0; i < message.assignments_size(); ++i) {
     const taot::v1::Assignment& m = message.assignments(i);
-    for (auto [field, value] : {std::pair<const char*, int64_t>{"source", m.source()},
-                                {"expert", m.expert()}, {"rank", m.rank()}}) {
+    for (auto [field, value] :
+         {std::pair<const char*, int64_t>{"source", m.source()}, {"expert", m.expert()}, {"rank", m.rank()}}) {
       if (absl::Status s = AtLeast(0, value, "assignments", i, field); !s.ok()) return s;
     }
     if (absl::Status s = AtLeast(1, m.tokens(), "assignments", i, "tokens"); !s.ok()) return s;
@@ -64,8 +64,8 @@ absl::StatusOr<Plan> PlanFromProto(const taot::v1::Plan& message) {
   }
   if (const uint64_t hash = PlanHash(plan); hash != message.hash()) {
     return absl::DataLossError(absl::StrCat("hash: ", absl::Hex(message.hash()),
-                                            " is not the hash of its replicas and assignments (",
-                                            absl::Hex(hash), ")"));
+                                            " is not the hash of its replicas and assignments (", absl::Hex(hash),
+                                            ")"));
   }
   return plan;
 }

@@ -56,11 +56,11 @@ std::string HardwareFieldKeys(HardwareSide side) {
 PlannerParams HardwareFieldParams(const ClusterSpec& cluster, const ModelSpec& model) {
   PlannerParams out;
   for (const HardwareField& f : kFields) {
-    out[std::string(f.key)] = std::visit(
-        Overloaded{[&](double ClusterSpec::*m) { return absl::StrFormat("%.17g", cluster.*m); },
-                   [&](int ClusterSpec::*m) { return absl::StrCat(cluster.*m); },
-                   [&](int ModelSpec::*m) { return absl::StrCat(model.*m); }},
-        f.member);
+    out[std::string(f.key)] =
+        std::visit(Overloaded{[&](double ClusterSpec::*m) { return absl::StrFormat("%.17g", cluster.*m); },
+                              [&](int ClusterSpec::*m) { return absl::StrCat(cluster.*m); },
+                              [&](int ModelSpec::*m) { return absl::StrCat(model.*m); }},
+                   f.member);
   }
   return out;
 }

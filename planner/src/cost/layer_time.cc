@@ -73,8 +73,7 @@ std::vector<int64_t> ExpertSums(const PlanRequest& request) {
 // that rank forwards it over NVLink to every destination rank of its node. Which tokens share
 // a node is not in the counts: a source's tokens each pick k experts, so a token reaches node n
 // with probability 1 - (1 - p_n)^k, p_n being the share of the source's picks that go to n.
-LinkBytes DispatchBytes(const PlanRequest& request, const ModelSpec& model,
-                        const std::vector<double>& copies) {
+LinkBytes DispatchBytes(const PlanRequest& request, const ModelSpec& model, const std::vector<double>& copies) {
   const Topology& topo = request.topology();
   const int R = request.ranks();
   const double token_bytes = static_cast<double>(model.token_bytes());
@@ -175,11 +174,15 @@ std::vector<double> WeightArrivalUs(const PlanRequest& request, const Plan& plan
     const int from = request.home_of(r.expert);
     double done;
     if (topo.same_node(from, r.rank)) {
-      done = std::max(dispatch.nvl_send[from] + weights.nvl_send[from], dispatch.nvl_recv[r.rank] + weights.nvl_recv[r.rank]) /
-                 links.nvl_bytes_per_us + links.nvl_latency_us;
+      done = std::max(dispatch.nvl_send[from] + weights.nvl_send[from],
+                      dispatch.nvl_recv[r.rank] + weights.nvl_recv[r.rank]) /
+                 links.nvl_bytes_per_us +
+             links.nvl_latency_us;
     } else {
-      done = std::max(dispatch.ib_send[from] + weights.ib_send[from], dispatch.ib_recv[r.rank] + weights.ib_recv[r.rank]) /
-                 links.ib_bytes_per_us + links.ib_latency_us;
+      done =
+          std::max(dispatch.ib_send[from] + weights.ib_send[from], dispatch.ib_recv[r.rank] + weights.ib_recv[r.rank]) /
+              links.ib_bytes_per_us +
+          links.ib_latency_us;
     }
     arrival[r.rank] = std::max(arrival[r.rank], done);
   }
@@ -211,8 +214,8 @@ RankCompute ComputeUs(const ClusterSpec& cluster, const ModelSpec& model, const 
 
 // Guest gradients (one expert's worth per replica) going home; they overlap the next layer's
 // backward, so only what outlasts a layer's backward is exposed.
-double GradientReturnUs(const PlanRequest& request, const Plan& plan, const ModelSpec& model,
-                        const Links& links, double backward_us) {
+double GradientReturnUs(const PlanRequest& request, const Plan& plan, const ModelSpec& model, const Links& links,
+                        double backward_us) {
   LinkBytes grads(request.ranks());
   for (const Replica& r : plan.replicas) {
     AddWeights(request.topology(), static_cast<double>(model.expert_bytes()), r.rank, request.home_of(r.expert), grads);
@@ -223,15 +226,18 @@ double GradientReturnUs(const PlanRequest& request, const Plan& plan, const Mode
 }  // namespace
 
 LayerTimeModel::LayerTimeModel(const ClusterSpec& cluster, const ModelSpec& model, const PlanRequest& request)
-    : cluster_(cluster), model_(model), request_(request), home_copies_(HomeCopies(request)),
+    : cluster_(cluster),
+      model_(model),
+      request_(request),
+      home_copies_(HomeCopies(request)),
       expert_totals_(ExpertSums(request)) {}
 
 LayerTime LayerTimeModel::Evaluate(const Plan& plan, bool return_gradients) const {
   const ClusterSpec& cluster = cluster_;
   const ModelSpec& model = model_;
   const PlanRequest& request = request_;
-  const Links links{BytesPerUs(cluster.nvlink_gbps), BytesPerUs(cluster.ib_gbps_per_gpu()),
-                    cluster.nvlink_latency_us, cluster.ib_latency_us};
+  const Links links{BytesPerUs(cluster.nvlink_gbps), BytesPerUs(cluster.ib_gbps_per_gpu()), cluster.nvlink_latency_us,
+                    cluster.ib_latency_us};
   const LinkBytes dispatch = DispatchBytes(request, model, PlannedCopies(request, plan, home_copies_));
   const std::vector<double> arrival = WeightArrivalUs(request, plan, model, dispatch, links);
   const RankCompute compute = ComputeUs(cluster, model, request, expert_totals_, plan);

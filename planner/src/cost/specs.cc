@@ -80,8 +80,8 @@ absl::StatusOr<ModelSpec> ModelPreset(const std::string& name) {
     m.attention_flops_per_token = 2.0 * seq * 128 * (192 + 128) * 0.5;
     return m;
   }
-  return absl::NotFoundError(absl::StrCat("model: unknown preset '", name,
-                                          "' (known: ", absl::StrJoin(ModelPresetNames(), ", "), ")"));
+  return absl::NotFoundError(
+      absl::StrCat("model: unknown preset '", name, "' (known: ", absl::StrJoin(ModelPresetNames(), ", "), ")"));
 }
 
 absl::Status ValidateModel(const ModelSpec& m) {
@@ -95,8 +95,8 @@ absl::Status ValidateModel(const ModelSpec& m) {
     if (absl::Status s = Positive(field, value); !s.ok()) return s;
   }
   if (m.top_k > m.experts) {
-    return absl::InvalidArgumentError(absl::StrCat("model.top_k: must be at most model.experts (", m.experts,
-                                                   "), got ", m.top_k));
+    return absl::InvalidArgumentError(
+        absl::StrCat("model.top_k: must be at most model.experts (", m.experts, "), got ", m.top_k));
   }
   if (!std::isfinite(m.dense_params_per_layer) || m.dense_params_per_layer < 0 ||
       !std::isfinite(m.attention_flops_per_token) || m.attention_flops_per_token < 0) {

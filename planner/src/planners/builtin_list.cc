@@ -11,7 +11,8 @@ void AddBuiltInPlanners(PlannerRegistry& registry) {
     // Built-in names are distinct by construction.
     (void)registry.Register(std::move(info), std::move(factory));
   };
-  add({"taot", "ours: exact rank-level OT, cost-aware placement to a target imbalance, exact token split",
+  add({"taot",
+       "ours: exact rank-level OT, cost-aware placement to a target imbalance, exact token split",
        {"target_imbalance_pct: residual imbalance (%) to aim for when the request sets none, or "
         "'auto': the candidate target (0 to 20%) whose plan has the least modelled layer time "
         "on the cluster and model below (2)",
@@ -22,22 +23,20 @@ void AddBuiltInPlanners(PlannerRegistry& registry) {
         "microbatches: microbatches per optimizer step, over which auto spreads a replica's "
         "transfer (1)"}},
       MakeTaot);
-  add({"taot-paper", "TAOT as published: Sinkhorn hint, column-first matching, token auction",
+  add({"taot-paper",
+       "TAOT as published: Sinkhorn hint, column-first matching, token auction",
        {"sinkhorn_iterations: Sinkhorn iterations of the rank-level hint (50)",
-        "auction_rounds: rounds of the token auction (300)",
-        "auction_epsilon: price step of the token auction (1)",
+        "auction_rounds: rounds of the token auction (300)", "auction_epsilon: price step of the token auction (1)",
         "hint_weight: weight of the rank-level hint in the placement score (0.1)"}},
       MakeTaotPaper);
-  add({"echo", "ECHO: tokens above the mean spill greedily into spare slots (topology-agnostic)", {}},
-      MakeEcho);
-  add({"llep", "LLEP: experts by load, home up to a cap, overflow to the least-loaded GPU",
+  add({"echo", "ECHO: tokens above the mean spill greedily into spare slots (topology-agnostic)", {}}, MakeEcho);
+  add({"llep",
+       "LLEP: experts by load, home up to a cap, overflow to the least-loaded GPU",
        {"capacity_factor: home cap as a multiple of the mean load (1.1)",
         "min_chunk: smallest overflow chunk sent to a GPU, in tokens (128)"}},
       MakeLlep);
-  add({"eplb", "EPLB: hierarchical, nodes first then replicas inside a node, from expert totals", {}},
-      MakeEplb);
-  add({"lplb", "LPLB: replicas on a fixed cube/torus graph, token split by a min-max-load LP", {}},
-      MakeLplb);
+  add({"eplb", "EPLB: hierarchical, nodes first then replicas inside a node, from expert totals", {}}, MakeEplb);
+  add({"lplb", "LPLB: replicas on a fixed cube/torus graph, token split by a min-max-load LP", {}}, MakeLplb);
   add({"none", "no replication (standard expert parallelism)", {}}, MakeNone);
 }
 

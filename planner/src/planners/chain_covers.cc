@@ -94,8 +94,8 @@ std::optional<Handoff> ChainCovers::PlanCarry(const PlacementState& state, int h
     int64_t shed = 0;
     int fits = 0;
     for (; fits < per_rank && own[fits] > 0; ++fits) {
-      auto bin = std::find_if(mates.begin(), mates.end(),
-                              [&](const auto& m) { return m.second > 0 && m.first >= own[fits]; });
+      auto bin =
+          std::find_if(mates.begin(), mates.end(), [&](const auto& m) { return m.second > 0 && m.first >= own[fits]; });
       if (bin == mates.end()) break;
       bin->first -= own[fits];
       --bin->second;

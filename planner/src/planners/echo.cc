@@ -38,9 +38,8 @@ absl::StatusOr<Plan> EchoPlanner::MakePlan(const PlanRequest& request) {
     if (spill <= 0) break;
     std::vector<int> experts(static_cast<size_t>(per_rank));
     std::iota(experts.begin(), experts.end(), h * per_rank);
-    std::stable_sort(experts.begin(), experts.end(), [&](int a, int b) {
-      return sums.expert_totals[a] > sums.expert_totals[b];
-    });
+    std::stable_sort(experts.begin(), experts.end(),
+                     [&](int a, int b) { return sums.expert_totals[a] > sums.expert_totals[b]; });
     for (int e : experts) {
       int64_t piece = std::min(sums.expert_totals[e], spill);
       while (piece > 0) {

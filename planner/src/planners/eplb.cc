@@ -29,12 +29,8 @@ class Copies {
         free_slots_(static_cast<size_t>(request.ranks()), request.slots_per_rank()) {}
 
   // Even split: every guest takes total / copies, the home the rest.
-  int64_t share(int e) const {
-    return totals_[e] / static_cast<int64_t>(guests_[e].size() + 1);
-  }
-  double per_copy(int e) const {
-    return static_cast<double>(totals_[e]) / static_cast<double>(guests_[e].size() + 1);
-  }
+  int64_t share(int e) const { return totals_[e] / static_cast<int64_t>(guests_[e].size() + 1); }
+  double per_copy(int e) const { return static_cast<double>(totals_[e]) / static_cast<double>(guests_[e].size() + 1); }
   std::vector<int64_t> RankLoads() const {
     std::vector<int64_t> load(static_cast<size_t>(request_.ranks()), 0);
     const int experts = request_.experts();
@@ -80,8 +76,7 @@ int64_t LoadOf(const std::vector<int64_t>& rank_load, std::span<const int> ranks
 }
 
 // The least-loaded rank of `ranks` that can host e, or -1.
-int LightestHost(const Copies& copies, const std::vector<int64_t>& load,
-                 std::span<const int> ranks, int e) {
+int LightestHost(const Copies& copies, const std::vector<int64_t>& load, std::span<const int> ranks, int e) {
   int best = -1;
   for (int r : ranks) {
     if (copies.CanHost(e, r) && (best < 0 || load[r] < load[best])) best = r;
@@ -115,11 +110,9 @@ void BalanceNodes(const PlanRequest& request, Copies& copies) {
     }
     for (int n = 0; n < topo.nodes(); ++n) {
       if (n == heavy) continue;
-      if (light < 0 || LoadOf(load, topo.ranks_of_node(n)) < LoadOf(load, topo.ranks_of_node(light)))
-        light = n;
+      if (light < 0 || LoadOf(load, topo.ranks_of_node(n)) < LoadOf(load, topo.ranks_of_node(light))) light = n;
     }
-    const int e = HeaviestMovable(copies, request, topo.ranks_of_node(heavy),
-                                  topo.ranks_of_node(light), load);
+    const int e = HeaviestMovable(copies, request, topo.ranks_of_node(heavy), topo.ranks_of_node(light), load);
     if (e < 0) return;
     copies.Add(e, LightestHost(copies, load, topo.ranks_of_node(light), e));
     const std::vector<int64_t> after = copies.RankLoads();

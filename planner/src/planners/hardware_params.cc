@@ -14,11 +14,11 @@ namespace {
 void ReadField(ParamReader& reader, const HardwareField& f, Hardware& hw) {
   const std::string key(f.key);
   if (const auto* m = std::get_if<double ClusterSpec::*>(&f.member)) {
-    hw.cluster.**m = reader.Double(key, hw.cluster.**m, f.min, f.max);
+    hw.cluster.** m = reader.Double(key, hw.cluster.**m, f.min, f.max);
     return;
   }
   int& field = std::holds_alternative<int ClusterSpec::*>(f.member) ? hw.cluster.*std::get<int ClusterSpec::*>(f.member)
-                                                                     : hw.model.*std::get<int ModelSpec::*>(f.member);
+                                                                    : hw.model.*std::get<int ModelSpec::*>(f.member);
   field = static_cast<int>(reader.Int(key, field, static_cast<int64_t>(f.min), static_cast<int64_t>(f.max)));
 }
 

@@ -19,8 +19,7 @@ namespace {
 
 class LlepPlanner final : public Planner {
  public:
-  LlepPlanner(double capacity_factor, int64_t min_chunk)
-      : capacity_factor_(capacity_factor), min_chunk_(min_chunk) {}
+  LlepPlanner(double capacity_factor, int64_t min_chunk) : capacity_factor_(capacity_factor), min_chunk_(min_chunk) {}
   std::string_view name() const override { return "llep"; }
   absl::StatusOr<Plan> MakePlan(const PlanRequest& request) override;
 
@@ -32,17 +31,16 @@ class LlepPlanner final : public Planner {
 absl::StatusOr<Plan> LlepPlanner::MakePlan(const PlanRequest& request) {
   const LoadSums sums = SumLoads(request);
   const int R = request.ranks();
-  const auto cap = static_cast<int64_t>(
-      std::floor(capacity_factor_ * static_cast<double>(sums.total) / static_cast<double>(R)));
+  const auto cap =
+      static_cast<int64_t>(std::floor(capacity_factor_ * static_cast<double>(sums.total) / static_cast<double>(R)));
   std::vector<int64_t> load(static_cast<size_t>(R), 0);
   std::vector<int> free_slots(static_cast<size_t>(R), request.slots_per_rank());
   std::vector<GuestShare> shares;
 
   std::vector<int> order(static_cast<size_t>(request.experts()));
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return sums.expert_totals[a] > sums.expert_totals[b];
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return sums.expert_totals[a] > sums.expert_totals[b]; });
   for (int e : order) {
     const int home = request.home_of(e);
     const int64_t take = std::min(sums.expert_totals[e], std::max<int64_t>(0, cap - load[home]));

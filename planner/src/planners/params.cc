@@ -10,8 +10,8 @@ namespace taot::planners {
 
 void ParamReader::Fail(const std::string& key, const std::string& what, const std::string& value) {
   if (!status_.ok()) return;
-  status_ = absl::InvalidArgumentError(absl::StrCat("planner ", planner_, ": parameter ", key,
-                                                    ": must be ", what, ", got '", value, "'"));
+  status_ = absl::InvalidArgumentError(
+      absl::StrCat("planner ", planner_, ": parameter ", key, ": must be ", what, ", got '", value, "'"));
 }
 
 double ParamReader::Double(const std::string& key, double fallback, double min, double max) {
@@ -21,8 +21,7 @@ double ParamReader::Double(const std::string& key, double fallback, double min, 
   const std::string& text = it->second;
   double value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value) ||
-      value < min || value > max) {
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value) || value < min || value > max) {
     Fail(key, absl::StrCat("a number in [", min, ", ", max, "]"), text);
     return fallback;
   }
@@ -53,10 +52,9 @@ absl::Status ParamReader::Finish() const {
   if (!status_.ok()) return status_;
   for (const auto& [key, value] : params_) {
     if (!known_.contains(key)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("planner ", planner_, ": unknown parameter '", key, "'",
-                       known_.empty() ? " (it takes none)"
-                                      : absl::StrCat(" (known: ", absl::StrJoin(known_, ", "), ")")));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "planner ", planner_, ": unknown parameter '", key, "'",
+          known_.empty() ? " (it takes none)" : absl::StrCat(" (known: ", absl::StrJoin(known_, ", "), ")")));
     }
   }
   return absl::OkStatus();

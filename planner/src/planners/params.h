@@ -14,8 +14,7 @@ namespace taot::planners {
 
 class ParamReader {
  public:
-  ParamReader(std::string_view planner, const PlannerParams& params)
-      : planner_(planner), params_(params) {}
+  ParamReader(std::string_view planner, const PlannerParams& params) : planner_(planner), params_(params) {}
 
   // Each getter records the key as known and returns the default when it is absent.
   double Double(const std::string& key, double fallback, double min, double max);

@@ -67,7 +67,7 @@ class PlacementState {
     std::vector<int> held;         // per rank, the experts of its pieces (K entries)
     std::vector<Bin> open_other;   // open bins by (room, rank) (two-level topologies only)
     std::vector<int64_t> indexed;  // per bin, the room open_other has it under (-1: absent)
-    double debt = 0;  // estimated cost of the sheds that this node's handoffs leave to others
+    double debt = 0;               // estimated cost of the sheds that this node's handoffs leave to others
   };
 
   // Binds the state to one request (the references must outlive every later call); buffers
@@ -131,9 +131,9 @@ class PlacementState {
   }
   double PieceCost(int h, int e, int c) const {
     if (resident_.empty() && tree_) return topology_->same_node(h, c) ? tree_costs_.intra : tree_costs_.inter;
-    const bool resident = !resident_.empty() &&
-                          std::binary_search(resident_.begin(), resident_.end(),
-                                             Replica{static_cast<int32_t>(e), static_cast<int32_t>(c)});
+    const bool resident =
+        !resident_.empty() && std::binary_search(resident_.begin(), resident_.end(),
+                                                 Replica{static_cast<int32_t>(e), static_cast<int32_t>(c)});
     return resident ? 0.0 : topology_->cost(h, c);
   }
   // h's expert with the most tokens left (the lowest among equals), or -1 when none has any.

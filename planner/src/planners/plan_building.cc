@@ -18,16 +18,14 @@ LoadSums SumLoads(const PlanRequest& request) {
   return sums;
 }
 
-void AppendSlicedShares(const PlanRequest& request, const std::vector<GuestShare>& shares,
-                        Plan& plan) {
+void AppendSlicedShares(const PlanRequest& request, const std::vector<GuestShare>& shares, Plan& plan) {
   std::map<int, std::vector<GuestShare>> by_expert;
   for (const GuestShare& share : shares) {
     plan.replicas.push_back({share.expert, share.rank});
     if (share.tokens > 0) by_expert[share.expert].push_back(share);
   }
   for (auto& [expert, guests] : by_expert) {
-    std::sort(guests.begin(), guests.end(),
-              [](const GuestShare& a, const GuestShare& b) { return a.rank < b.rank; });
+    std::sort(guests.begin(), guests.end(), [](const GuestShare& a, const GuestShare& b) { return a.rank < b.rank; });
     int source = 0;
     int64_t left_in_source = request.load.at(0, expert);
     for (const GuestShare& guest : guests) {

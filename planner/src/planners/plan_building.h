@@ -30,7 +30,6 @@ struct GuestShare {
 // sources the way a naive dispatcher slices a token array: the expert's tokens laid out source
 // by source, guests in rank order taking consecutive slices from the start, the home keeping
 // the rest. Topology-agnostic, as the peers are. Shares of one expert must not exceed its total.
-void AppendSlicedShares(const PlanRequest& request, const std::vector<GuestShare>& shares,
-                        Plan& plan);
+void AppendSlicedShares(const PlanRequest& request, const std::vector<GuestShare>& shares, Plan& plan);
 
 }  // namespace taot::planners

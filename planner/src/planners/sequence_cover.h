@@ -20,7 +20,7 @@ class SequenceCover {
  public:
   struct Order {
     enum Hot { kBiggestSurplusLast, kBiggestExpertLast, kRankOrder } hot;  // inside a node
-    bool roomiest_bin_last;         // inside a node; else rank order
+    bool roomiest_bin_last;                                                // inside a node; else rank order
     bool smallest_remainder_first;  // across nodes, into the roomiest bins; else rank order
   };
 

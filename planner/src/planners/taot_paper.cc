@@ -58,10 +58,9 @@ double Bonus(const Topology& topo, int from, int to) {
 // displaced rank proposes to its next choice (deferred acceptance), so the round ends in a
 // stable one-to-one matching. Returns, per expert, the cold rank it keeps (or -1).
 template <typename Score>
-std::vector<int> ColumnFirstRound(const PlanRequest& request, const std::vector<int>& hot,
-                                  const std::vector<int>& cold, const std::vector<double>& spill,
-                                  const std::vector<double>& spare, const std::vector<int>& slots_used,
-                                  const std::vector<char>& holds, Score score) {
+std::vector<int> ColumnFirstRound(const PlanRequest& request, const std::vector<int>& hot, const std::vector<int>& cold,
+                                  const std::vector<double>& spill, const std::vector<double>& spare,
+                                  const std::vector<int>& slots_used, const std::vector<char>& holds, Score score) {
   const int R = request.ranks();
   const int per_rank = request.experts_per_rank();
   std::vector<std::vector<std::pair<double, int>>> wishes(static_cast<size_t>(R));
@@ -108,18 +107,15 @@ class TaotPaperPlanner final : public Planner {
     int64_t tokens;
   };
   std::vector<double> RankHint(const PlanRequest& request, const std::vector<double>& supply,
-                               const std::vector<double>& demand,
-                               const std::vector<int>& hot, const std::vector<int>& cold) const;
-  void Auction(const PlanRequest& request, int expert, const std::vector<Placed>& guests,
-               Plan& plan) const;
+                               const std::vector<double>& demand, const std::vector<int>& hot,
+                               const std::vector<int>& cold) const;
+  void Auction(const PlanRequest& request, int expert, const std::vector<Placed>& guests, Plan& plan) const;
 
   PaperParams params_;
 };
 
-std::vector<double> TaotPaperPlanner::RankHint(const PlanRequest& request,
-                                               const std::vector<double>& supply,
-                                               const std::vector<double>& demand,
-                                               const std::vector<int>& hot,
+std::vector<double> TaotPaperPlanner::RankHint(const PlanRequest& request, const std::vector<double>& supply,
+                                               const std::vector<double>& demand, const std::vector<int>& hot,
                                                const std::vector<int>& cold) const {
   const size_t H = hot.size(), C = cold.size();
   std::vector<double> a(H), b(C), w(H * C);
@@ -140,8 +136,8 @@ std::vector<double> TaotPaperPlanner::RankHint(const PlanRequest& request,
   return t;
 }
 
-void TaotPaperPlanner::Auction(const PlanRequest& request, int expert,
-                               const std::vector<Placed>& guests, Plan& plan) const {
+void TaotPaperPlanner::Auction(const PlanRequest& request, int expert, const std::vector<Placed>& guests,
+                               Plan& plan) const {
   const Topology& topo = request.topology();
   const std::vector<int>& node_of = topo.node_of_rank();
   const int R = request.ranks();
@@ -221,8 +217,7 @@ absl::StatusOr<Plan> TaotPaperPlanner::MakePlan(const PlanRequest& request) {
   std::vector<double> hint_fraction(static_cast<size_t>(R) * R, 0.0);
   for (size_t i = 0; i < hot.size(); ++i) {
     for (size_t j = 0; j < cold.size(); ++j) {
-      hint_fraction[static_cast<size_t>(hot[i]) * R + cold[j]] =
-          hint[i * cold.size() + j] / supply[hot[i]];
+      hint_fraction[static_cast<size_t>(hot[i]) * R + cold[j]] = hint[i * cold.size() + j] / supply[hot[i]];
     }
   }
 
@@ -231,9 +226,8 @@ absl::StatusOr<Plan> TaotPaperPlanner::MakePlan(const PlanRequest& request) {
   for (int h : hot) {
     std::vector<int> experts(static_cast<size_t>(per_rank));
     std::iota(experts.begin(), experts.end(), h * per_rank);
-    std::stable_sort(experts.begin(), experts.end(), [&](int a, int b) {
-      return sums.expert_totals[a] > sums.expert_totals[b];
-    });
+    std::stable_sort(experts.begin(), experts.end(),
+                     [&](int a, int b) { return sums.expert_totals[a] > sums.expert_totals[b]; });
     double left = supply[h];
     for (int e : experts) {
       spill[e] = std::min(static_cast<double>(sums.expert_totals[e]), left);
@@ -246,14 +240,12 @@ absl::StatusOr<Plan> TaotPaperPlanner::MakePlan(const PlanRequest& request) {
   std::vector<Placed> placed;
   const int experts = request.experts();
   for (int round = 0; round < request.slots_per_rank(); ++round) {
-    const std::vector<int> holder = ColumnFirstRound(request, hot, cold, spill, spare, slots_used, holds,
-                                                     [&](int e, int c) {
-                                                       const int h = e / per_rank;
-                                                       return std::min(spill[e], spare[c]) +
-                                                              alpha * Bonus(topo, h, c) +
-                                                              params_.hint_weight * alpha *
-                                                                  hint_fraction[static_cast<size_t>(h) * R + c];
-                                                     });
+    const std::vector<int> holder =
+        ColumnFirstRound(request, hot, cold, spill, spare, slots_used, holds, [&](int e, int c) {
+          const int h = e / per_rank;
+          return std::min(spill[e], spare[c]) + alpha * Bonus(topo, h, c) +
+                 params_.hint_weight * alpha * hint_fraction[static_cast<size_t>(h) * R + c];
+        });
     for (int e = 0; e < experts; ++e) {
       const int c = holder[e];
       if (c < 0) continue;
@@ -267,8 +259,7 @@ absl::StatusOr<Plan> TaotPaperPlanner::MakePlan(const PlanRequest& request) {
   }
 
   // Phase 3: token-level auction per replicated expert.
-  std::stable_sort(placed.begin(), placed.end(),
-                   [](const Placed& a, const Placed& b) { return a.expert < b.expert; });
+  std::stable_sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) { return a.expert < b.expert; });
   for (size_t i = 0; i < placed.size();) {
     size_t j = i;
     std::vector<Placed> guests;

@@ -78,8 +78,7 @@ void Placement::BestCover(int h) {
   }
   const SplitCover::Split split = split_.Plan(s, h, two ? two->cost : std::numeric_limits<double>::infinity());
   // A handoff costs an inter-node piece and at least one shed.
-  const bool handoff_can_win =
-      !two || !s.tree() || two->cost - s.cost() > s.tree_costs().inter + s.tree_costs().intra;
+  const bool handoff_can_win = !two || !s.tree() || two->cost - s.cost() > s.tree_costs().inter + s.tree_costs().intra;
   const std::optional<Handoff> handoff = handoff_can_win ? chains_.PlanHandoff(s, h) : std::nullopt;
   const auto two_key = two ? std::make_tuple(int64_t{0}, two->cost) : std::make_tuple(s.surplus(h) + 1, 0.0);
   const auto handoff_key =
@@ -154,8 +153,7 @@ void Placement::CoverNode(int node) {
       carriers_max = 0;
     }
     s.set_logging(carriers_max > 0);
-    std::tuple<int64_t, double> best_key =
-        carriers_max > 0 ? try_carriers(0, false) : std::make_tuple(int64_t{0}, 0.0);
+    std::tuple<int64_t, double> best_key = carriers_max > 0 ? try_carriers(0, false) : std::make_tuple(int64_t{0}, 0.0);
     carriers_chosen_[node] = 0;
     carriers_handing_[node] = false;
     // Carriers only pay by merging cross-node pieces: with fewer than two there is nothing to merge.
@@ -215,11 +213,10 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces) {
   }
   const bool tight = (room - surplus) * 100 <= s.total_load();
   using Order = SequenceCover::Order;
-  constexpr Order kSequences[] = {
-      {Order::kBiggestSurplusLast, true, true},  {Order::kBiggestExpertLast, true, true},
-      {Order::kRankOrder, true, true},           {Order::kBiggestExpertLast, false, true},
-      {Order::kBiggestSurplusLast, true, false}, {Order::kBiggestExpertLast, true, false},
-      {Order::kRankOrder, true, false},          {Order::kBiggestExpertLast, false, false}};
+  constexpr Order kSequences[] = {{Order::kBiggestSurplusLast, true, true},  {Order::kBiggestExpertLast, true, true},
+                                  {Order::kRankOrder, true, true},           {Order::kBiggestExpertLast, false, true},
+                                  {Order::kBiggestSurplusLast, true, false}, {Order::kBiggestExpertLast, true, false},
+                                  {Order::kRankOrder, true, false},          {Order::kBiggestExpertLast, false, false}};
   const int passes = 2 + (tight ? static_cast<int>(std::size(kSequences)) : 0);
   for (int pass = 0; pass < passes; ++pass) {
     const bool exporters_first = pass == 1;

@@ -72,13 +72,13 @@ class Placement {
   SplitCover split_;
   ChainCovers chains_;
   SequenceCover sequence_;
-  std::vector<int64_t> exports_;  // per node: what the exact rank-level transport sends out
-  std::vector<int> carriers_chosen_;  // per node: carriers CoverNode chose first (-1: not yet)
-  std::vector<char> carriers_handing_;  // per node: whether those carriers hand off
+  std::vector<int64_t> exports_;          // per node: what the exact rank-level transport sends out
+  std::vector<int> carriers_chosen_;      // per node: carriers CoverNode chose first (-1: not yet)
+  std::vector<char> carriers_handing_;    // per node: whether those carriers hand off
   std::vector<int64_t> supply_, demand_;  // the rank-level transport's input, consumed
   std::vector<int> demand_ranks_;
-  std::vector<int> hot_;        // the node's hot ranks, biggest surplus first
-  std::vector<int> by_expert_;  // the node's hot ranks, biggest expert first: carriers to try
+  std::vector<int> hot_;                            // the node's hot ranks, biggest surplus first
+  std::vector<int> by_expert_;                      // the node's hot ranks, biggest expert first: carriers to try
   std::vector<PlacementState::Change> best_cover_;  // the better trial's changes, undone to try another
 };
 

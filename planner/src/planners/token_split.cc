@@ -16,9 +16,8 @@ void CheapestSplit::SplitExpert(const PlanRequest& request, int expert, std::spa
     if (to != home) plan.assignments.push_back({from, expert, to, amount});
   };
   if (topo.tree_costs()) {
-    std::sort(demand_ranks_.begin(), demand_ranks_.end(), [&](int a, int b) {
-      return std::make_pair(topo.node_of(a), a) < std::make_pair(topo.node_of(b), b);
-    });
+    std::sort(demand_ranks_.begin(), demand_ranks_.end(),
+              [&](int a, int b) { return std::make_pair(topo.node_of(a), a) < std::make_pair(topo.node_of(b), b); });
     // Supply and demand balance (both are the expert's total): the home takes what the guests
     // leave. The column is scratch: the match consumes it.
     MatchOnTree(topo, column, demand_, demand_ranks_, emit, home);

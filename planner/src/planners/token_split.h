@@ -18,17 +18,17 @@ namespace taot::planners {
 // topology, SolveMinCostTransport otherwise). Keeps its buffers between calls.
 class CheapestSplit {
  public:
-  void Append(const PlanRequest& request, const std::vector<int64_t>& expert_totals,
-              std::vector<GuestShare> shares, Plan& plan);
+  void Append(const PlanRequest& request, const std::vector<int64_t>& expert_totals, std::vector<GuestShare> shares,
+              Plan& plan);
 
  private:
   // Splits one expert's tokens; `column` holds its load per source and is consumed.
   void SplitExpert(const PlanRequest& request, int expert, std::span<int64_t> column, Plan& plan);
 
   std::vector<int64_t> demand_;
-  std::vector<int> split_experts_;   // experts with tokens away from home, increasing
-  std::vector<int64_t> columns_;     // their load columns, one after the other
-  std::vector<int> demand_ranks_;  // the expert's home and guests, in (node, rank) order
+  std::vector<int> split_experts_;  // experts with tokens away from home, increasing
+  std::vector<int64_t> columns_;    // their load columns, one after the other
+  std::vector<int> demand_ranks_;   // the expert's home and guests, in (node, rank) order
 };
 
 }  // namespace taot::planners

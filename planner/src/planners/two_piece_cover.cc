@@ -90,8 +90,11 @@ std::optional<TwoPieceCover::Option> TwoPieceCover::Find(const PlacementState& s
         if (left2 < rem2) continue;
         const int c2 = tightest(cls2, e2, rem2, e2 == e1 ? -1 : b1, a1);
         if (c2 < 0 || (c2 == b1 && e2 == e1)) continue;
-        consider({state.cost() + state.PieceCost(h, e1, b1) + state.PieceCost(h, e2, c2), 2, -state.spare(c2),
-                  {e1, b1, a1}, {e2, c2, rem2}});
+        consider({state.cost() + state.PieceCost(h, e1, b1) + state.PieceCost(h, e2, c2),
+                  2,
+                  -state.spare(c2),
+                  {e1, b1, a1},
+                  {e2, c2, rem2}});
         break;
       }
     }

@@ -46,7 +46,7 @@ class TwoPieceCover {
   };
 
   std::vector<Bin> same_node_bins_, other_node_bins_;  // open bins by (room, rank), per Find
-  std::array<Shape, 6> shapes_;                       // in the order Find tries them
+  std::array<Shape, 6> shapes_;                        // in the order Find tries them
 };
 
 }  // namespace taot::planners

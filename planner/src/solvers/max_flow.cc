@@ -18,9 +18,7 @@ int MaxFlow::AddEdge(int from, int to, int64_t capacity) {
   return id / 2;
 }
 
-int64_t MaxFlow::flow(int edge) const {
-  return original_[edge] - edges_[static_cast<size_t>(edge) * 2].capacity;
-}
+int64_t MaxFlow::flow(int edge) const { return original_[edge] - edges_[static_cast<size_t>(edge) * 2].capacity; }
 
 void MaxFlow::AddCapacity(int edge, int64_t extra) {
   edges_[static_cast<size_t>(edge) * 2].capacity += extra;

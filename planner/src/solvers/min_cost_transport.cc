@@ -14,8 +14,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // the reverse edge exists while flow[i][j] > 0.
 class TransportNetwork {
  public:
-  TransportNetwork(std::span<const int64_t> supply, std::span<const int64_t> demand,
-                   std::span<const double> cost)
+  TransportNetwork(std::span<const int64_t> supply, std::span<const int64_t> demand, std::span<const double> cost)
       : m_(static_cast<int>(supply.size())),
         n_(static_cast<int>(demand.size())),
         supply_(supply.begin(), supply.end()),
@@ -36,9 +35,7 @@ class TransportNetwork {
   double c(int i, int j) const { return cost_[static_cast<size_t>(i) * n_ + j]; }
   int64_t& flow(int i, int j) { return flow_[static_cast<size_t>(i) * n_ + j]; }
   // Reduced cost of a residual edge u->v of cost w; clamped at 0 against rounding.
-  double Reduced(int u, int v, double w) const {
-    return std::max(0.0, w + potential_[u] - potential_[v]);
-  }
+  double Reduced(int u, int v, double w) const { return std::max(0.0, w + potential_[u] - potential_[v]); }
   void ShortestPaths(std::vector<double>& dist, std::vector<int>& parent);
 
   int m_, n_;
@@ -133,8 +130,7 @@ void TransportNetwork::Emit(TransportPlan& out) const {
 
 }  // namespace
 
-TransportPlan SolveMinCostTransport(std::span<const int64_t> supply,
-                                    std::span<const int64_t> demand,
+TransportPlan SolveMinCostTransport(std::span<const int64_t> supply, std::span<const int64_t> demand,
                                     std::span<const double> cost) {
   TransportNetwork network(supply, demand, cost);
   TransportPlan out;

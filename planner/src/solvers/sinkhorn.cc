@@ -4,8 +4,8 @@
 
 namespace taot {
 
-std::vector<double> Sinkhorn(std::span<const double> a, std::span<const double> b,
-                             std::span<const double> cost, double epsilon, int iterations) {
+std::vector<double> Sinkhorn(std::span<const double> a, std::span<const double> b, std::span<const double> cost,
+                             double epsilon, int iterations) {
   const size_t m = a.size();
   const size_t n = b.size();
   std::vector<double> kernel(m * n);

@@ -4,8 +4,7 @@
 
 namespace taot {
 
-TransportPlan SolveTreeTransport(const Topology& topology, const TreeCosts& costs,
-                                 std::span<const int64_t> supply,
+TransportPlan SolveTreeTransport(const Topology& topology, const TreeCosts& costs, std::span<const int64_t> supply,
                                  std::span<const int64_t> demand) {
   TransportPlan out;
   std::vector<int64_t> s(supply.begin(), supply.end());

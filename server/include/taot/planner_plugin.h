@@ -75,8 +75,8 @@ typedef struct {
   taot_plugin_result_t (*init)(void** context, const char* const* keys, const char* const* values, int32_t count,
                                taot_log_fn log, char* error, int32_t error_size);
   /* Plans one request; may be called again and again, from one thread at a time. */
-  taot_plugin_result_t (*make_plan)(void* context, const taot_plan_request_v1* request, taot_plan_v1* plan,
-                                    char* error, int32_t error_size);
+  taot_plugin_result_t (*make_plan)(void* context, const taot_plan_request_v1* request, taot_plan_v1* plan, char* error,
+                                    int32_t error_size);
   void (*destroy)(void* context);
 } taot_planner_plugin_v1;
 

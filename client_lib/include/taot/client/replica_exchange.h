@@ -32,7 +32,8 @@ struct MovedBytes {
 // goes to every guest holding it, and every replica it hosts arrives in its slot. Wait on the
 // result before computing with the slots (or before changing the home weights).
 absl::StatusOr<std::unique_ptr<PendingExchange>> StartWeightMoves(Transport& transport, const Plan& plan, int experts,
-                                                                  const ExpertBuffers& weights, MovedBytes* moved = nullptr);
+                                                                  const ExpertBuffers& weights,
+                                                                  MovedBytes* moved = nullptr);
 
 // After the backward pass: every guest sends its slots' gradients home, and each home adds the
 // ones it receives to its own, in ascending guest order (float32 gradients, bytes / 4 each).

@@ -5,8 +5,8 @@
  * call, and no exception crosses this boundary (running out of memory is
  * TAOT_RESOURCE_EXHAUSTED). Every count is a size_t and is checked whole against the client's
  * shape before the array it describes is read (E counts, E / R home buffers, K slots); every
- * timeout is a number of seconds in [0, 86400] (NaN, infinities and larger are refused). Handles are not shared between threads without
- * the caller's own locking; taot_last_error is per thread.
+ * timeout is a number of seconds in [0, 86400] (NaN, infinities and larger are refused). Handles are not shared between
+ * threads without the caller's own locking; taot_last_error is per thread.
  *
  *   taot_transport* t;  taot_gloo_connect(rank, size, "/shared/rendezvous", "10.0.0.5", 60, &t);
  *   taot_client_options o;  taot_client_options_init(&o);  o.experts = 64; o.node = hostname; ...
@@ -102,18 +102,19 @@ size_t taot_plan_guest_slots(const taot_plan* plan, int32_t rank, int32_t* exper
 
 /* Destination rank of each of this rank's `pairs` routed pairs, and pairs per destination
  * (`send_counts` has `ranks` entries). */
-taot_status taot_reroute(const taot_plan* plan, int32_t ranks, int32_t experts, int32_t rank,
-                         const int32_t* expert_ids, size_t pairs, int32_t* dest_rank, int64_t* send_counts);
+taot_status taot_reroute(const taot_plan* plan, int32_t ranks, int32_t experts, int32_t rank, const int32_t* expert_ids,
+                         size_t pairs, int32_t* dest_rank, int64_t* send_counts);
 
 /* Weights to their guests' slots (each expert one contiguous buffer of `bytes`): `home` has E/R
- * buffers, `slots` K (exactly: other counts are refused). Blocks until done or `timeout_s`. The byte counters may be NULL. */
+ * buffers, `slots` K (exactly: other counts are refused). Blocks until done or `timeout_s`. The byte counters may be
+ * NULL. */
 taot_status taot_client_move_weights(taot_client* client, const taot_plan* plan, void* const* home, size_t num_home,
                                      void* const* slots, size_t num_slots, size_t bytes, double timeout_s,
                                      int64_t* bytes_sent, int64_t* bytes_received);
 /* Slots' float32 gradients home, added to the home experts' gradients in ascending guest order. */
-taot_status taot_client_return_gradients(taot_client* client, const taot_plan* plan, void* const* home,
-                                         size_t num_home, void* const* slots, size_t num_slots, size_t bytes,
-                                         double timeout_s, int64_t* bytes_sent, int64_t* bytes_received);
+taot_status taot_client_return_gradients(taot_client* client, const taot_plan* plan, void* const* home, size_t num_home,
+                                         void* const* slots, size_t num_slots, size_t bytes, double timeout_s,
+                                         int64_t* bytes_sent, int64_t* bytes_received);
 
 #ifdef __cplusplus
 }

@@ -60,7 +60,7 @@ class LayerTimeModel {
 // Models `plan` (valid for `request`) on `cluster` running `model`. The request's topology
 // decides which ranks share a node; its resident replicas move no weights. Guest gradients
 // go home only when `return_gradients` (the last microbatch of an optimizer step).
-LayerTime ModelLayerTime(const ClusterSpec& cluster, const ModelSpec& model,
-                         const PlanRequest& request, const Plan& plan, bool return_gradients);
+LayerTime ModelLayerTime(const ClusterSpec& cluster, const ModelSpec& model, const PlanRequest& request,
+                         const Plan& plan, bool return_gradients);
 
 }  // namespace taot

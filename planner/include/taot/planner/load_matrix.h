@@ -27,18 +27,14 @@ class LoadMatrix {
   std::span<const int64_t> row(int source) const {
     return {data_.data() + index(source, 0), static_cast<size_t>(experts_)};
   }
-  std::span<int64_t> row(int source) {
-    return {data_.data() + index(source, 0), static_cast<size_t>(experts_)};
-  }
+  std::span<int64_t> row(int source) { return {data_.data() + index(source, 0), static_cast<size_t>(experts_)}; }
   const std::vector<int64_t>& data() const { return data_; }
   // Every entry, row after row: a collective (an all-gather of every rank's row) writes straight
   // into it.
   std::span<int64_t> values() { return data_; }
 
  private:
-  size_t index(int source, int expert) const {
-    return static_cast<size_t>(source) * experts_ + expert;
-  }
+  size_t index(int source, int expert) const { return static_cast<size_t>(source) * experts_ + expert; }
   int sources_ = 0;
   int experts_ = 0;
   std::vector<int64_t> data_;

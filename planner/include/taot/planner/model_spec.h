@@ -11,10 +11,10 @@ namespace taot {
 
 struct ModelSpec {
   std::string name;
-  int hidden = 0;       // model dimension
-  int expert_ffn = 0;   // intermediate size of one routed expert
-  int experts = 0;      // routed experts per MoE layer
-  int top_k = 0;        // experts per token
+  int hidden = 0;      // model dimension
+  int expert_ffn = 0;  // intermediate size of one routed expert
+  int experts = 0;     // routed experts per MoE layer
+  int top_k = 0;       // experts per token
   int moe_layers = 0;
   int64_t tokens_per_rank = 0;  // per microbatch
   int dtype_bytes = 2;          // bf16

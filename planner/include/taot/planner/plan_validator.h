@@ -22,7 +22,6 @@ absl::Status ValidatePlan(const PlanRequest& request, const Plan& plan);
 
 // The replica rules alone (range, never on the home, no pair twice, at most slots_per_rank per
 // rank), for any list of replicas; errors start with `field`[i] (e.g. "resident[2]: ...").
-absl::Status ValidateReplicas(const PlanRequest& request, std::span<const Replica> replicas,
-                              std::string_view field);
+absl::Status ValidateReplicas(const PlanRequest& request, std::span<const Replica> replicas, std::string_view field);
 
 }  // namespace taot

@@ -22,8 +22,7 @@ inline constexpr int64_t kMaxLoadEntries = int64_t{1} << 24;
 
 // Why a declared R x E does not fit the limits above, or OkStatus; `ranks_field` and
 // `experts_field` name the input the sizes came from.
-absl::Status CheckRequestSize(int64_t ranks, int64_t experts,
-                              absl::string_view ranks_field = "topology.ranks",
+absl::Status CheckRequestSize(int64_t ranks, int64_t experts, absl::string_view ranks_field = "topology.ranks",
                               absl::string_view experts_field = "experts");
 
 struct Problem {

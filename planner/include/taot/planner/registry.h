@@ -33,8 +33,7 @@ class PlannerRegistry {
 
   std::vector<std::string> names() const;
   // NotFound names the unknown planner and lists the known ones.
-  absl::StatusOr<std::unique_ptr<Planner>> Create(std::string_view name,
-                                                  const PlannerParams& params = {}) const;
+  absl::StatusOr<std::unique_ptr<Planner>> Create(std::string_view name, const PlannerParams& params = {}) const;
   absl::StatusOr<PlannerInfo> Describe(std::string_view name) const;
 
  private:

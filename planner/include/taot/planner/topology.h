@@ -39,8 +39,7 @@ class Topology {
   // A full R x R cost matrix (row-major, cost[from * R + to]): square, finite, non-negative,
   // zero diagonal; it may be asymmetric (symmetric() says which). node_of_rank still decides
   // what counts as intra- or inter-node in the scorecard.
-  static absl::StatusOr<Topology> FromMatrix(std::vector<int> node_of_rank,
-                                             std::vector<double> cost);
+  static absl::StatusOr<Topology> FromMatrix(std::vector<int> node_of_rank, std::vector<double> cost);
 
   int ranks() const { return static_cast<int>(node_of_rank_.size()); }
   int nodes() const { return nodes_; }

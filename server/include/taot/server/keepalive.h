@@ -14,7 +14,7 @@
 namespace taot::server {
 
 struct Keepalive {
-  absl::Duration ping_every = absl::Seconds(60);  // the daemon's pings
+  absl::Duration ping_every = absl::Seconds(60);    // the daemon's pings
   absl::Duration ping_timeout = absl::Seconds(20);  // unanswered this long: the connection is closed
   // A client's pings may come this often (a client pinging every 30 seconds stays well clear).
   absl::Duration min_client_ping_interval = absl::Seconds(10);

@@ -156,7 +156,8 @@ class PlanRounds {
   // round keeps it alive when newer steps drop it from the map.
   absl::StatusOr<std::shared_ptr<Round>> FindOrCreate(RoundKey key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // SubmitRow and ReportMatrix past their argument checks.
-  absl::StatusOr<Ticket> SubmitCheckedRow(RoundKey key, int rank, std::span<const int64_t> row) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<Ticket> SubmitCheckedRow(RoundKey key, int rank, std::span<const int64_t> row)
+      ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::shared_ptr<const RoundPlan>> ReportCheckedMatrix(RoundKey key, LoadMatrix load)
       ABSL_LOCKS_EXCLUDED(mu_);
   // Plans a complete round outside the lock and publishes the result.

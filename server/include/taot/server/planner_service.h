@@ -24,9 +24,9 @@ namespace taot::server {
 
 // With a non-empty `token`, every call must carry "authorization: Bearer <token>" (else
 // UNAUTHENTICATED, and nothing changes). The health service is separate and needs none.
-using PlannerServiceBase = taot::v1::Planner::WithRawCallbackMethod_ReportLoad<
-    taot::v1::Planner::WithRawCallbackMethod_ReportMatrix<taot::v1::Planner::WithRawCallbackMethod_Stream<
-        taot::v1::Planner::WithRawCallbackMethod_RegisterRank<
+using PlannerServiceBase =
+    taot::v1::Planner::WithRawCallbackMethod_ReportLoad<taot::v1::Planner::WithRawCallbackMethod_ReportMatrix<
+        taot::v1::Planner::WithRawCallbackMethod_Stream<taot::v1::Planner::WithRawCallbackMethod_RegisterRank<
             taot::v1::Planner::WithRawCallbackMethod_WatchPrefetches<taot::v1::Planner::Service>>>>>;
 
 class PlannerService final : public PlannerServiceBase {
@@ -63,8 +63,8 @@ class PlannerService final : public PlannerServiceBase {
   const std::string token_;
 };
 
-using AdminServiceBase = taot::v1::Admin::WithRawCallbackMethod_GetStatus<
-    taot::v1::Admin::WithRawCallbackMethod_SetPlanner<
+using AdminServiceBase =
+    taot::v1::Admin::WithRawCallbackMethod_GetStatus<taot::v1::Admin::WithRawCallbackMethod_SetPlanner<
         taot::v1::Admin::WithRawCallbackMethod_PlanCase<taot::v1::Admin::Service>>>;
 
 class AdminService final : public AdminServiceBase {

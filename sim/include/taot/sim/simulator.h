@@ -16,11 +16,11 @@ namespace taot::sim {
 // predictive mode, and every mode skips it alike). Per-step figures are for the whole model
 // (the workload's layers scaled to the model's MoE layers).
 struct SimResult {
-  double step_ms = 0;         // forward + backward of all microbatches of one optimizer step
-  double forward_ms = 0;      // forward of one microbatch
-  double stall_ms = 0;        // per step, GPUs waiting for replica weights (the busiest rank)
-  double plan_ms = 0;         // per step, planning on the critical path
-  double plan_time_us = 0;    // median time of one planner call on the critical path
+  double step_ms = 0;               // forward + backward of all microbatches of one optimizer step
+  double forward_ms = 0;            // forward of one microbatch
+  double stall_ms = 0;              // per step, GPUs waiting for replica weights (the busiest rank)
+  double plan_ms = 0;               // per step, planning on the critical path
+  double plan_time_us = 0;          // median time of one planner call on the critical path
   double imbalance_before_pct = 0;  // per (layer, microbatch)
   double imbalance_after_pct = 0;
   double transfers_intra = 0;  // per step

@@ -15,6 +15,6 @@ void IdentityToProto(const PlanIdentity& identity, taot::v1::Plan& out);
 PlanIdentity IdentityFromProto(const taot::v1::Plan& message);
 
 void IdentityToProto(const PlanIdentity& identity, taot::v1::Prefetch& out);  // version, hash
-PlanIdentity IdentityFromProto(const taot::v1::Prefetch& message);           // kPushedReplicas
+PlanIdentity IdentityFromProto(const taot::v1::Prefetch& message);            // kPushedReplicas
 
 }  // namespace taot::wire

@@ -14,8 +14,7 @@ namespace taot {
 // minimum-cost flow of value min(total supply, total demand). Each augmentation empties a
 // supply, fills a demand or cancels a flow, so their number is O(m + n) in practice, each
 // O((m + n)^2). Ties go to the lowest index, which makes the result deterministic.
-TransportPlan SolveMinCostTransport(std::span<const int64_t> supply,
-                                    std::span<const int64_t> demand,
+TransportPlan SolveMinCostTransport(std::span<const int64_t> supply, std::span<const int64_t> demand,
                                     std::span<const double> cost);
 
 }  // namespace taot

@@ -18,8 +18,7 @@ namespace taot {
 // bottom-up (same rank, then same node, then across nodes) meets that bound on every edge at
 // once, so it is optimal. Runs in O(R); flows come out in a fixed order (by level, then rank),
 // so the result is deterministic.
-TransportPlan SolveTreeTransport(const Topology& topology, const TreeCosts& costs,
-                                 std::span<const int64_t> supply,
+TransportPlan SolveTreeTransport(const Topology& topology, const TreeCosts& costs, std::span<const int64_t> supply,
                                  std::span<const int64_t> demand);
 
 // The same matching for hot loops: no allocation, `supply` and `demand` are consumed in place,

@@ -23,11 +23,9 @@ class Reader {
   const nlohmann::json* Array(const nlohmann::json& value, const std::string& path);
   const nlohmann::json* Object(const nlohmann::json& value, const std::string& path);
   // The member `key` of object `obj`, or nullptr (and an error when `required`).
-  const nlohmann::json* Member(const nlohmann::json& obj, const std::string& path,
-                               std::string_view key, bool required);
+  const nlohmann::json* Member(const nlohmann::json& obj, const std::string& path, std::string_view key, bool required);
   // Fails on any key of `obj` not in `known`.
-  void OnlyKeys(const nlohmann::json& obj, const std::string& path,
-                std::initializer_list<std::string_view> known);
+  void OnlyKeys(const nlohmann::json& obj, const std::string& path, std::initializer_list<std::string_view> known);
   void Fail(const std::string& path, const std::string& what);
 
   bool ok() const { return status_.ok(); }

@@ -42,12 +42,15 @@ inline CLI::Validator InRange(double lo, double hi, std::string range = "") {
 // large), 1 for a failure of the command itself.
 inline int ExitCodeOf(const absl::Status& status) {
   switch (status.code()) {
-    case absl::StatusCode::kOk: return 0;
+    case absl::StatusCode::kOk:
+      return 0;
     case absl::StatusCode::kInvalidArgument:
     case absl::StatusCode::kNotFound:
     case absl::StatusCode::kOutOfRange:
-    case absl::StatusCode::kAlreadyExists: return 2;
-    default: return 1;
+    case absl::StatusCode::kAlreadyExists:
+      return 2;
+    default:
+      return 1;
   }
 }
 
