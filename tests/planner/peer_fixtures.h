@@ -1,0 +1,37 @@
+// The peers' own code's plans on the public cases (tests/data/peers, written by
+// scripts/import_peer_fixtures.py): the ground truth the ports in planner/src/planners are
+// checked against. Scores come from an independent scorer, not ours.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "taot/planner/plan.h"
+#include "taot/planner/plan_request.h"
+
+namespace taot::testing {
+
+// What one peer's code planned for one case, and how the independent scorer scored it.
+struct PeerPlan {
+  std::vector<Replica> replicas;  // sorted by (expert, rank)
+  double imbalance_after_pct = 0;
+  double weighted_cost = 0;
+  int intra_node_transfers = 0;
+  int inter_node_transfers = 0;
+  int max_replicas_of_one_expert = 0;
+  // The peer put more than K replicas on some rank (LLEP and EPLB ignore K; our ports keep it).
+  bool k_exceeded = false;
+};
+
+// The case names, sorted ("corner_ep12_k3", ..., "ep64_imb90_s12").
+std::vector<std::string> PeerCaseNames();
+
+// The CASE file `name` as a request; fails the calling test (and returns an empty request) when
+// it cannot be read.
+PlanRequest LoadPeerCase(const std::string& name);
+
+// Every case's plan by peer "taot", "echo" or "llep".
+std::map<std::string, PeerPlan> LoadPeerPlans(const std::string& peer);
+
+}  // namespace taot::testing
