@@ -41,6 +41,20 @@ class GatedPlanner final : public Planner {
   std::unique_ptr<Planner> none_;
 };
 
+// A slot whose planner is a GatedPlanner.
+std::shared_ptr<const PlannerSlot> GatedSlot(absl::Notification& entered, absl::Notification& open) {
+  PlannerRegistry registry;
+  EXPECT_TRUE(registry
+                  .Register({"gated", "none, once the test lets it", {}},
+                            [&](const PlannerParams&) -> absl::StatusOr<std::unique_ptr<Planner>> {
+                              return std::make_unique<GatedPlanner>(entered, open);
+                            })
+                  .ok());
+  PlannerSlots slots(registry, nullptr);
+  EXPECT_TRUE(slots.Set("gated", {}).ok());
+  return slots.current();
+}
+
 struct Dropped {
   std::string name;
   uint64_t version = 0;
@@ -125,16 +139,7 @@ TEST_F(PlannerSlotsTest, PlanRunsThePlannerAndScoresItsPlan) {
 
 TEST_F(PlannerSlotsTest, RenumberedSlotsTakeTurnsWithTheirPlanner) {
   absl::Notification entered, open;
-  PlannerRegistry registry;
-  ASSERT_TRUE(registry
-                  .Register({"gated", "none, once the test lets it", {}},
-                            [&](const PlannerParams&) -> absl::StatusOr<std::unique_ptr<Planner>> {
-                              return std::make_unique<GatedPlanner>(entered, open);
-                            })
-                  .ok());
-  PlannerSlots slots(registry, nullptr);
-  ASSERT_TRUE(slots.Set("gated", {}).ok());
-  const std::shared_ptr<const PlannerSlot> slot = slots.current();
+  const std::shared_ptr<const PlannerSlot> slot = GatedSlot(entered, open);
   const std::shared_ptr<const PlannerSlot> renumbered = slot->Renumbered(9);
   EXPECT_EQ(renumbered->version(), 9u);
   EXPECT_EQ(renumbered->name(), "gated");
@@ -160,16 +165,7 @@ TEST_F(PlannerSlotsTest, RenumberedSlotsTakeTurnsWithTheirPlanner) {
 // queueing behind it, and the turn is free again once the planner returns.
 TEST_F(PlannerSlotsTest, ACallerGivesUpOnABusyPlannerAtItsDeadline) {
   absl::Notification entered, open;
-  PlannerRegistry registry;
-  ASSERT_TRUE(registry
-                  .Register({"gated", "none, once the test lets it", {}},
-                            [&](const PlannerParams&) -> absl::StatusOr<std::unique_ptr<Planner>> {
-                              return std::make_unique<GatedPlanner>(entered, open);
-                            })
-                  .ok());
-  PlannerSlots slots(registry, nullptr);
-  ASSERT_TRUE(slots.Set("gated", {}).ok());
-  const std::shared_ptr<const PlannerSlot> slot = slots.current();
+  const std::shared_ptr<const PlannerSlot> slot = GatedSlot(entered, open);
   const PlanRequest request = Case();
   absl::StatusOr<ScoredPlan> hung = absl::UnknownError("unset");
   std::thread busy([&] { hung = slot->Plan(request, absl::InfiniteFuture()); });
