@@ -29,7 +29,11 @@ void AddBuiltInPlanners(PlannerRegistry& registry) {
         "auction_rounds: rounds of the token auction (300)", "auction_epsilon: price step of the token auction (1)",
         "hint_weight: weight of the rank-level hint in the placement score (0.1)"}},
       MakeTaotPaper);
-  add({"echo", "ECHO: tokens above the mean spill greedily into spare slots (topology-agnostic)", {}}, MakeEcho);
+  add({"echo",
+       "ECHO (its code): sorted spills laid against sorted spare room (next fit), K largest chunks per "
+       "rank, breadth- then depth-first token split; topology-agnostic; ignores target_imbalance_pct",
+       {}},
+      MakeEcho);
   add({"llep",
        "LLEP: experts by load, home up to a cap, overflow to the least-loaded GPU",
        {"capacity_factor: home cap as a multiple of the mean load (1.1)",
