@@ -2,10 +2,10 @@
 // one table planner parameters use (hardware_fields.h), so both accept the same keys.
 #include "taot/sim/scenario.h"
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -17,11 +17,10 @@ namespace {
 class ScenarioTest : public ::testing::Test {
  protected:
   absl::StatusOr<Scenario> Read(const std::string& json) {
-    const std::string path =
-        (std::filesystem::temp_directory_path() /
-         ("taot_scenario_" + std::to_string(getpid()) + "_" +
-          ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".json"))
-            .string();
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("taot_scenario_" + std::to_string(getpid()) + "_" +
+                               ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".json"))
+                                 .string();
     std::ofstream(path) << json;
     absl::StatusOr<Scenario> scenario = ReadScenario(path, DefaultScenario());
     std::filesystem::remove(path);
@@ -33,8 +32,8 @@ TEST_F(ScenarioTest, EveryHardwareFieldIsAcceptedAndSetOnItsSide) {
   for (const HardwareField& field : HardwareFields()) {
     SCOPED_TRACE(std::string(field.key));
     const bool cluster = SideOf(field) == HardwareSide::kCluster;
-    const auto scenario = Read(std::string("{\"") + (cluster ? "cluster" : "model") + "\": {\"" +
-                               std::string(field.key) + "\": 3}}");
+    const auto scenario =
+        Read(std::string("{\"") + (cluster ? "cluster" : "model") + "\": {\"" + std::string(field.key) + "\": 3}}");
     ASSERT_TRUE(scenario.ok()) << scenario.status();
     Scenario copy = *scenario;
     const std::variant<double*, int*> value = FieldIn(field, copy.cluster, copy.model);
