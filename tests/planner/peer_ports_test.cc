@@ -68,7 +68,10 @@ TEST_P(PeerPortTest, PlansLikeThePeersOwnCode) {
 }
 
 // One row per faithful port.
-const std::vector<PortRow> kPorts = {{"llep", "llep", {}}};
+const std::vector<PortRow> kPorts = {
+    {"echo", "echo", {}},
+    {"llep", "llep", {}},
+};
 INSTANTIATE_TEST_SUITE_P(Ports, PeerPortTest, ::testing::ValuesIn(kPorts), PortRowName);
 
 }  // namespace

@@ -29,7 +29,11 @@ void AddBuiltInPlanners(PlannerRegistry& registry) {
         "auction_rounds: rounds of the token auction (300)", "auction_epsilon: price step of the token auction (1)",
         "hint_weight: weight of the rank-level hint in the placement score (0.1)"}},
       MakeTaotPaper);
-  add({"echo", "ECHO: tokens above the mean spill greedily into spare slots (topology-agnostic)", {}}, MakeEcho);
+  add({"echo",
+       "ECHO (its code): sorted spills laid against sorted spare room (next fit), K largest chunks per "
+       "rank, breadth- then depth-first token split; topology-agnostic; ignores target_imbalance_pct",
+       {}},
+      MakeEcho);
   add({"llep",
        "LLEP (its compute_llep_lpt_plan): experts by load, each GPU up to a cap counting its pending "
        "natives, overflow to the least-loaded GPU with a free slot; ignores target_imbalance_pct",
