@@ -298,7 +298,8 @@ void SlotMatcher::Round(std::vector<int>& expert_of_rank, std::vector<float>& am
   std::fill(expert_of_rank.begin(), expert_of_rank.end(), -1);
   std::fill(amount_of_rank.begin(), amount_of_rank.end(), 0.0f);
   std::fill(matched_.begin(), matched_.end(), 0);
-  for (int step = 0; step < R_ && Step(expert_of_rank, amount_of_rank); ++step) {
+  for (int step = 0; step < R_; ++step) {
+    if (!Step(expert_of_rank, amount_of_rank)) break;
   }
   for (int r = 0; r < R_; ++r) {
     if (expert_of_rank[r] >= 0 && amount_of_rank[r] > 0.0f) used_[static_cast<size_t>(expert_of_rank[r]) * R_ + r] = 1;
@@ -327,80 +328,121 @@ std::vector<SlotFill> FillSlots(const PlanRequest& request, double lambda, const
   return slots;
 }
 
-// Phase 3: tokens from each source rank to each slot (R x R·K, row-major).
+// Phase 3, `auction_allocation`: tokens from source ranks to slots.
 //
-// As in the peer, a slot whose best source has no tokens for it (every source masked) counts as
-// asking rank 0, so rank 0 may serve slot 0 in a round where slot 0 asked another rank; two
-// sources then serve one slot, and rank 0 takes the excess back (its serve is min(tokens,
-// need), and the need went negative) the next time nothing else asks it. Supply never goes
-// negative, so neither does a source's total for an expert.
-std::vector<int64_t> Auction(const PlanRequest& request, const std::vector<SlotFill>& slots, float inter_bonus,
-                             const PaperParams& params) {
-  const Topology& topo = request.topology();
-  const int R = request.ranks();
-  const int E = request.experts();
-  const int K = request.slots_per_rank();
-  const int S = R * K;
-  std::vector<float> bonus(static_cast<size_t>(R) * S);
-  for (int r = 0; r < R; ++r) {
-    for (int s = 0; s < S; ++s) bonus[static_cast<size_t>(r) * S + s] = TopologyBonus(topo, r, s / K, inter_bonus);
-  }
-  std::vector<int64_t> supply(request.load.data());
-  std::vector<int64_t> need(static_cast<size_t>(S));
-  for (int s = 0; s < S; ++s) need[s] = slots[s].tokens;
-  std::vector<float> price(static_cast<size_t>(R), 0.0f);
-  std::vector<int64_t> flow(static_cast<size_t>(R) * S, 0);
-  std::vector<int> asked(static_cast<size_t>(S)), served(static_cast<size_t>(R));
-  std::vector<float> ask_value(static_cast<size_t>(S)), serve_value(static_cast<size_t>(R));
-  std::vector<char> has_request(static_cast<size_t>(R));
-  std::vector<int64_t> give(static_cast<size_t>(R));
-  for (int round = 0; round < params.auction_rounds; ++round) {
-    // Each slot asks its favourite source (first on equal values).
-    for (int s = 0; s < S; ++s) {
-      asked[s] = 0;
-      ask_value[s] = kMasked;
-      if (need[s] <= 0) continue;
-      const int e = slots[s].expert;
-      for (int r = 0; r < R; ++r) {
-        const float value =
-            supply[static_cast<size_t>(r) * E + e] > 0 ? bonus[static_cast<size_t>(r) * S + s] - price[r] : kMasked;
-        if (r == 0 || value > ask_value[s]) {
-          asked[s] = r;
-          ask_value[s] = value;
-        }
-      }
-    }
-    // Each source serves the best slot that asked it (first on equal values; slot 0 when only
-    // masked ones did).
-    std::fill(has_request.begin(), has_request.end(), 0);
-    for (int r = 0; r < R; ++r) {
-      served[r] = 0;
-      serve_value[r] = asked[0] == r ? ask_value[0] : kMasked;
-    }
-    for (int s = 0; s < S; ++s) {
-      const int r = asked[s];
-      has_request[r] = 1;
-      if (ask_value[s] > serve_value[r]) {
-        served[r] = s;
-        serve_value[r] = ask_value[s];
-      }
-    }
-    bool any = false;
-    for (int r = 0; r < R; ++r) {
-      const int s = served[r];
-      give[r] = has_request[r] ? std::min(supply[static_cast<size_t>(r) * E + slots[s].expert], need[s]) : 0;
-      any = any || give[r] != 0;
-    }
-    if (!any) break;
-    for (int r = 0; r < R; ++r) {
-      const int s = served[r];
-      flow[static_cast<size_t>(r) * S + s] += give[r];
-      supply[static_cast<size_t>(r) * E + slots[s].expert] -= give[r];
-      need[s] -= give[r];
-      if (give[r] > 0) price[r] = price[r] + params.auction_epsilon;
+// As in the peer, a slot that no source can serve (all masked) counts as asking rank 0, so rank 0
+// may serve slot 0 in a round where slot 0 asked another rank; two sources then serve one slot,
+// and rank 0 takes the excess back (its serve is min(tokens, need), and the need went negative)
+// the next time nothing else asks it. Supply never goes negative, so neither does a source's
+// total for an expert, and no flow ends negative.
+class TokenAuction {
+ public:
+  TokenAuction(const PlanRequest& request, const std::vector<SlotFill>& slots, float inter_bonus);
+  // One round; false when no source gave (every later round would be the same).
+  bool Round(float epsilon);
+  int64_t flow(int source, int slot) const { return flow_[static_cast<size_t>(source) * S_ + slot]; }
+
+ private:
+  int64_t& supply(int source, int slot) { return supply_[static_cast<size_t>(slots_[slot].expert) * R_ + source]; }
+  // Step 1: each slot asks its favourite source (the first on equal values).
+  void Ask();
+  // Step 2: each source serves the best slot that asked it (the first on equal values; slot 0
+  // when only masked ones did).
+  void Serve();
+
+  const int R_, K_, S_;
+  const std::vector<SlotFill>& slots_;
+  std::vector<float> bonus_;     // per (slot's rank, source)
+  std::vector<int64_t> supply_;  // per (expert, source): the load, transposed
+  std::vector<int64_t> need_;
+  std::vector<float> price_;
+  std::vector<int64_t> flow_;  // per (source, slot)
+  std::vector<int> asked_, served_;
+  std::vector<float> ask_value_, serve_value_;
+  std::vector<char> has_request_;
+  std::vector<int64_t> give_;
+};
+
+TokenAuction::TokenAuction(const PlanRequest& request, const std::vector<SlotFill>& slots, float inter_bonus)
+    : R_(request.ranks()),
+      K_(request.slots_per_rank()),
+      S_(R_ * K_),
+      slots_(slots),
+      bonus_(static_cast<size_t>(R_) * R_),
+      supply_(static_cast<size_t>(request.experts()) * R_),
+      need_(static_cast<size_t>(S_)),
+      price_(static_cast<size_t>(R_), 0.0f),
+      flow_(static_cast<size_t>(R_) * S_, 0),
+      asked_(static_cast<size_t>(S_)),
+      served_(static_cast<size_t>(R_)),
+      ask_value_(static_cast<size_t>(S_)),
+      serve_value_(static_cast<size_t>(R_)),
+      has_request_(static_cast<size_t>(R_)),
+      give_(static_cast<size_t>(R_)) {
+  for (int to = 0; to < R_; ++to) {
+    for (int from = 0; from < R_; ++from) {
+      bonus_[static_cast<size_t>(to) * R_ + from] = TopologyBonus(request.topology(), from, to, inter_bonus);
     }
   }
-  return flow;
+  for (int source = 0; source < R_; ++source) {
+    for (int e = 0; e < request.experts(); ++e) {
+      supply_[static_cast<size_t>(e) * R_ + source] = request.load.at(source, e);
+    }
+  }
+  for (int s = 0; s < S_; ++s) need_[s] = slots[s].tokens;
+}
+
+void TokenAuction::Ask() {
+  for (int s = 0; s < S_; ++s) {
+    asked_[s] = 0;
+    ask_value_[s] = kMasked;
+    if (need_[s] <= 0) continue;
+    const int64_t* supply = &supply_[static_cast<size_t>(slots_[s].expert) * R_];
+    const float* bonus = &bonus_[static_cast<size_t>(s / K_) * R_];
+    for (int r = 0; r < R_; ++r) {
+      const float value = supply[r] > 0 ? bonus[r] - price_[r] : kMasked;
+      if (r == 0 || value > ask_value_[s]) {
+        asked_[s] = r;
+        ask_value_[s] = value;
+      }
+    }
+  }
+}
+
+void TokenAuction::Serve() {
+  std::fill(has_request_.begin(), has_request_.end(), 0);
+  for (int r = 0; r < R_; ++r) {
+    served_[r] = 0;
+    serve_value_[r] = asked_[0] == r ? ask_value_[0] : kMasked;
+  }
+  for (int s = 0; s < S_; ++s) {
+    const int r = asked_[s];
+    has_request_[r] = 1;
+    if (ask_value_[s] > serve_value_[r]) {
+      served_[r] = s;
+      serve_value_[r] = ask_value_[s];
+    }
+  }
+}
+
+bool TokenAuction::Round(float epsilon) {
+  Ask();
+  Serve();
+  // Steps 3 and 4: every serve from the state before any of them.
+  bool any = false;
+  for (int r = 0; r < R_; ++r) {
+    give_[r] = has_request_[r] ? std::min(supply(r, served_[r]), need_[served_[r]]) : 0;
+    any = any || give_[r] != 0;
+  }
+  for (int r = 0; r < R_; ++r) {
+    const int s = served_[r];
+    flow_[static_cast<size_t>(r) * S_ + s] += give_[r];
+    supply(r, s) -= give_[r];
+    need_[s] -= give_[r];
+    // Step 5: a source that gave gets dearer, for every expert alike.
+    if (give_[r] > 0) price_[r] = price_[r] + epsilon;
+  }
+  return any;
 }
 
 class TaotPaperPlanner final : public Planner {
@@ -419,7 +461,10 @@ absl::StatusOr<Plan> TaotPaperPlanner::MakePlan(const PlanRequest& request) {
   if (K == 0) return plan;  // the peer's code raises IndexError here
   const double lambda = InterNodeRatio(request.topology());
   const std::vector<SlotFill> slots = FillSlots(request, lambda, params_);
-  const std::vector<int64_t> flow = Auction(request, slots, static_cast<float>(1.0 / lambda), params_);
+  TokenAuction auction(request, slots, static_cast<float>(1.0 / lambda));
+  for (int round = 0; round < params_.auction_rounds; ++round) {
+    if (!auction.Round(params_.auction_epsilon)) break;
+  }
   const int R = request.ranks();
   const int S = R * K;
   for (int s = 0; s < S; ++s) {
@@ -427,8 +472,7 @@ absl::StatusOr<Plan> TaotPaperPlanner::MakePlan(const PlanRequest& request) {
   }
   for (int r = 0; r < R; ++r) {
     for (int s = 0; s < S; ++s) {
-      const int64_t tokens = flow[static_cast<size_t>(r) * S + s];
-      if (tokens > 0 && slots[s].tokens > 0) plan.assignments.push_back({r, slots[s].expert, s / K, tokens});
+      if (auction.flow(r, s) > 0) plan.assignments.push_back({r, slots[s].expert, s / K, auction.flow(r, s)});
     }
   }
   return plan;
