@@ -69,6 +69,8 @@ TEST_P(PeerPortTest, PlansLikeThePeersOwnCode) {
 
 // One row per faithful port.
 const std::vector<PortRow> kPorts = {
+    {"echo", "echo", {}},
+    {"llep", "llep", {}},
     {"taot-paper", "taot", {}},
 };
 INSTANTIATE_TEST_SUITE_P(Ports, PeerPortTest, ::testing::ValuesIn(kPorts), PortRowName);

@@ -13,7 +13,8 @@ namespace {
 // Small fractions on top of a few 1e7 entries, so the order of additions shows in the rounding.
 std::vector<float> SpikyVector(int n, int step, int spike_every) {
   std::vector<float> v;
-  for (int i = 0; i < n; ++i) v.push_back(static_cast<float>((i * step) % 97 * 0.37 + (i % spike_every == 0 ? 1e7 : 0.0)));
+  for (int i = 0; i < n; ++i)
+    v.push_back(static_cast<float>((i * step) % 97 * 0.37 + (i % spike_every == 0 ? 1e7 : 0.0)));
   return v;
 }
 
@@ -28,7 +29,8 @@ TEST(TorchFloatOrderTest, ColumnSumsFollowTheOuterReduction) {
   const int n = 12;
   std::vector<float> m;
   for (int i = 0; i < n; ++i) {
-    for (int j = 0; j < n; ++j) m.push_back(static_cast<float>((i * 37 + j * 11) % 97 * 0.013 + ((i + j) % 5 == 0 ? 3e6 : 0.0)));
+    for (int j = 0; j < n; ++j)
+      m.push_back(static_cast<float>((i * 37 + j * 11) % 97 * 0.013 + ((i + j) % 5 == 0 ? 3e6 : 0.0)));
   }
   const std::vector<float> expected = {9000006.0f, 6000007.5f, 6000007.5f, 6000007.0f, 9000008.0f, 9000007.0f,
                                        6000008.0f, 6000008.5f, 6000008.0f, 9000007.0f, 9000008.0f, 6000006.5f};
