@@ -71,6 +71,7 @@ TEST_P(PeerPortTest, PlansLikeThePeersOwnCode) {
 const std::vector<PortRow> kPorts = {
     {"echo", "echo", {}},
     {"llep", "llep", {}},
+    {"taot-paper", "taot", {}},
 };
 INSTANTIATE_TEST_SUITE_P(Ports, PeerPortTest, ::testing::ValuesIn(kPorts), PortRowName);
 

@@ -24,7 +24,8 @@ void AddBuiltInPlanners(PlannerRegistry& registry) {
         "transfer (1)"}},
       MakeTaot);
   add({"taot-paper",
-       "TAOT as published: Sinkhorn hint, column-first matching, token auction",
+       "TAOT as its code does it (Loong-Megatron): Sinkhorn hint, K rounds of cold ranks proposing "
+       "experts, token auction; ignores target_imbalance_pct (the code has none)",
        {"sinkhorn_iterations: Sinkhorn iterations of the rank-level hint (50)",
         "auction_rounds: rounds of the token auction (300)", "auction_epsilon: price step of the token auction (1)",
         "hint_weight: weight of the rank-level hint in the placement score (0.1)"}},
