@@ -21,7 +21,8 @@ using taot::fuzz::Require;
 taot::Plan Unchecked(const taot::v1::Plan& message) {
   taot::Plan plan;
   for (const auto& r : message.replicas()) plan.replicas.push_back({r.expert(), r.rank()});
-  for (const auto& a : message.assignments()) plan.assignments.push_back({a.source(), a.expert(), a.rank(), a.tokens()});
+  for (const auto& a : message.assignments())
+    plan.assignments.push_back({a.source(), a.expert(), a.rank(), a.tokens()});
   return plan;
 }
 
