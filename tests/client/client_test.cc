@@ -12,11 +12,11 @@
 #include <thread>
 
 #include "gloo_ranks.h"
+#include "loopback_daemon.h"
 #include "taot/client/gloo_transport.h"
 #include "taot/planner/plan_hash.h"
 #include "taot/planner/run_planner.h"
 #include "taot/server/job.h"
-#include "taot/server/planner_service.h"
 #include "taot/sim/case_generator.h"
 
 namespace taot::client {
@@ -29,33 +29,18 @@ constexpr int kRanks = 4;
 constexpr int kExperts = 16;
 
 // A daemon for a 4-rank job whose topology comes from the ranks' registrations.
-class Daemon {
- public:
-  explicit Daemon(int port = 0, bool predictive = false) {
-    server::JobConfig config;
-    config.job_id = "job";
-    config.world_size = kRanks;
-    config.experts = kExperts;
-    config.round_timeout = absl::Milliseconds(500);
-    config.predictive = predictive;
-    job_ = *server::Job::Create(config);
-    service_ = std::make_unique<server::PlannerService>(*job_);
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:" + std::to_string(port), grpc::InsecureServerCredentials(), &port_);
-    builder.RegisterService(service_.get());
-    server_ = builder.BuildAndStart();
-  }
-  ~Daemon() { server_->Shutdown(std::chrono::system_clock::now()); }
-  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
-  int port() const { return port_; }
-  server::Job& job() { return *job_; }
-
- private:
-  int port_ = 0;
-  std::unique_ptr<server::Job> job_;
-  std::unique_ptr<server::PlannerService> service_;
-  std::unique_ptr<grpc::Server> server_;
-};
+std::unique_ptr<server::testing::LoopbackDaemon> StartDaemon(int port = 0, bool predictive = false) {
+  server::JobConfig config;
+  config.job_id = "job";
+  config.world_size = kRanks;
+  config.experts = kExperts;
+  config.round_timeout = absl::Milliseconds(500);
+  config.predictive = predictive;
+  server::testing::LoopbackDaemonOptions options;
+  options.port = port;
+  options.shutdown_grace = absl::ZeroDuration();  // a daemon that dies answers nothing more
+  return server::testing::LoopbackDaemon::ForJob(config, options);
+}
 
 // A skewed EP4/E16 load, two ranks per node.
 PlanRequest Case(uint64_t seed = 1) {
@@ -117,9 +102,9 @@ TEST(ClientTest, LocalModePlansTheAllGatheredMatrixOnEveryRank) {
 }
 
 TEST(ClientTest, RemoteModeGetsTheDaemonsPlanOnEveryRank) {
-  Daemon daemon;
+  const auto daemon = StartDaemon();
   const PlanRequest request = Case();
-  OnRanks([&](int) { return Options(Mode::kRemote, daemon.address()); },
+  OnRanks([&](int) { return Options(Mode::kRemote, daemon->address()); },
           [&](int r, Client& client) {
             for (int layer = 0; layer < 3; ++layer) {
               absl::StatusOr<LayerPlan> plan = client.PlanLayer(7, layer, request.load.row(r));
@@ -130,7 +115,7 @@ TEST(ClientTest, RemoteModeGetsTheDaemonsPlanOnEveryRank) {
             }
             EXPECT_EQ(client.stats().daemon_plans, 3);
           });
-  EXPECT_EQ(daemon.job().Status().registered, kRanks);
+  EXPECT_EQ(daemon->job().Status().registered, kRanks);
 }
 
 TEST(ClientTest, AnUnreachableDaemonMeansLocalPlansAndNoLayerWaitsForIt) {
@@ -185,8 +170,8 @@ TEST(ClientTest, ClosingDoesNotWaitOutARegistrationInFlight) {
 
 TEST(ClientTest, ADaemonThatStartsLateIsUsedOnceEveryRankHasRegistered) {
   const PlanRequest request = Case();
-  const int port = Daemon().port();  // a free port, for a daemon that comes later
-  std::unique_ptr<Daemon> daemon;
+  const int port = StartDaemon()->port();  // a free port, for a daemon that comes later
+  std::unique_ptr<server::testing::LoopbackDaemon> daemon;
   std::vector<std::string> sources[kRanks];
   OnRanks(
       [&](int) {
@@ -196,7 +181,7 @@ TEST(ClientTest, ADaemonThatStartsLateIsUsedOnceEveryRankHasRegistered) {
         return o;
       },
       [&](int r, Client& client) {
-        if (r == 0) daemon = std::make_unique<Daemon>(port);
+        if (r == 0) daemon = StartDaemon(port);
         for (int layer = 0; layer < 200 && (sources[r].empty() || sources[r].back() != "daemon"); ++layer) {
           absl::StatusOr<LayerPlan> plan = client.PlanLayer(0, layer, request.load.row(r));
           ASSERT_TRUE(plan.ok()) << plan.status();
@@ -212,7 +197,7 @@ TEST(ClientTest, ADaemonThatStartsLateIsUsedOnceEveryRankHasRegistered) {
 }
 
 TEST(ClientTest, AConfigurationTheDaemonRefusesFailsCreateOnEveryRankNamingBothValues) {
-  Daemon daemon;
+  const auto daemon = StartDaemon();
   for (auto [mutate, text] : std::vector<std::pair<std::function<void(ClientOptions&)>, std::string>>{
            {[](ClientOptions& o) { o.slots_per_rank = 1; },
             "slots_per_rank: rank 0 has 1, the daemon's job 'job' has 2"},
@@ -220,7 +205,7 @@ TEST(ClientTest, AConfigurationTheDaemonRefusesFailsCreateOnEveryRankNamingBothV
            {[](ClientOptions& o) { o.job_id = "jbo"; }, "job_id: unknown job 'jbo' (this daemon serves 'job')"}}) {
     std::atomic<int> failed{0};
     OnGlooRanks(kRanks, [&](std::shared_ptr<Transport> transport) {
-      ClientOptions o = Options(Mode::kRemote, daemon.address());
+      ClientOptions o = Options(Mode::kRemote, daemon->address());
       o.node = "n0";
       mutate(o);
       const absl::Time start = absl::Now();
@@ -234,26 +219,26 @@ TEST(ClientTest, AConfigurationTheDaemonRefusesFailsCreateOnEveryRankNamingBothV
     });
     EXPECT_EQ(failed, kRanks);
   }
-  EXPECT_EQ(daemon.job().Status().registered, 0);
+  EXPECT_EQ(daemon->job().Status().registered, 0);
 }
 
 TEST(ClientTest, ARestartedTrainerIsANewRunWhoseStepsStartOver) {
-  Daemon daemon;
+  const auto daemon = StartDaemon();
   const PlanRequest request = Case();
   for (const int64_t step : {47, 0}) {  // the first run got to step 47; the second starts at 0
-    OnRanks([&](int) { return Options(Mode::kRemote, daemon.address()); },
+    OnRanks([&](int) { return Options(Mode::kRemote, daemon->address()); },
             [&](int r, Client& client) {
               absl::StatusOr<LayerPlan> plan = client.PlanLayer(step, 0, request.load.row(r));
               ASSERT_TRUE(plan.ok()) << plan.status();
               EXPECT_EQ(Source(*plan), "daemon") << "step " << step << ": " << plan->identity.reason;
             });
   }
-  EXPECT_EQ(daemon.job().Status().runs, 3);  // the daemon's unnamed first run, then two trainer runs
+  EXPECT_EQ(daemon->job().Status().runs, 3);  // the daemon's unnamed first run, then two trainer runs
 }
 
 TEST(ClientTest, ADaemonRestartIsRidOutWithLocalPlansAndRegisteringAgain) {
   const PlanRequest request = Case();
-  auto daemon = std::make_unique<Daemon>();
+  auto daemon = StartDaemon();
   const int port = daemon->port();
   std::vector<std::string> sources[kRanks];
   std::mutex mu;
@@ -279,7 +264,7 @@ TEST(ClientTest, ADaemonRestartIsRidOutWithLocalPlansAndRegisteringAgain) {
         plan_layer(1);
         if (r == 0) {
           std::lock_guard<std::mutex> lock(mu);
-          daemon = std::make_unique<Daemon>(port);  // back, knowing no ranks
+          daemon = StartDaemon(port);  // back, knowing no ranks
         }
         Barrier(client.transport());
         // Layers go on (locally) while the channel reconnects; the daemon is asked again after
@@ -318,11 +303,11 @@ TEST(ClientTest, RanksHoldingDifferentPlansAllUseNoReplication) {
 }
 
 TEST(ClientTest, PredictiveModeSplitsOverThePushedPlacements) {
-  Daemon daemon(0, /*predictive=*/true);
+  const auto daemon = StartDaemon(0, /*predictive=*/true);
   const PlanRequest request = Case();
   OnRanks(
       [&](int) {
-        ClientOptions o = Options(Mode::kPredictive, daemon.address());
+        ClientOptions o = Options(Mode::kPredictive, daemon->address());
         o.placement_wait = absl::Seconds(5);
         return o;
       },

@@ -1,6 +1,6 @@
 #include "loopback_daemon.h"
 
-#include <chrono>
+#include "absl/time/clock.h"
 
 #include <gtest/gtest.h>
 
@@ -9,21 +9,28 @@
 namespace taot::server::testing {
 
 std::unique_ptr<LoopbackDaemon> LoopbackDaemon::Start(const LoopbackDaemonOptions& options) {
-  std::unique_ptr<LoopbackDaemon> daemon(new LoopbackDaemon);
   sim::CaseOptions o;
   o.ranks = 8;
   o.experts = 32;
   o.ranks_per_node = options.ranks_per_node;
   o.imbalance = 0.6;
-  daemon->request_ = sim::GenerateCase(o)->request;
+  const PlanRequest request = sim::GenerateCase(o)->request;
   JobConfig config;
   config.job_id = "job-1";
   config.world_size = 8;
-  config.experts = daemon->request_.experts();
-  config.slots_per_rank = daemon->request_.slots_per_rank();
-  config.expert_bytes = daemon->request_.expert_bytes();
-  config.node_of_rank = daemon->request_.topology().node_of_rank();
+  config.experts = request.experts();
+  config.slots_per_rank = request.slots_per_rank();
+  config.expert_bytes = request.expert_bytes();
+  config.node_of_rank = request.topology().node_of_rank();
   if (options.configure) options.configure(config);
+  std::unique_ptr<LoopbackDaemon> daemon = ForJob(config, options);
+  if (daemon != nullptr) daemon->request_ = request;
+  return daemon;
+}
+
+std::unique_ptr<LoopbackDaemon> LoopbackDaemon::ForJob(const JobConfig& config, const LoopbackDaemonOptions& options) {
+  std::unique_ptr<LoopbackDaemon> daemon(new LoopbackDaemon);
+  daemon->shutdown_grace_ = options.shutdown_grace;
   auto job = Job::Create(config);
   if (!job.ok()) {
     ADD_FAILURE() << "job: " << job.status();
@@ -33,7 +40,8 @@ std::unique_ptr<LoopbackDaemon> LoopbackDaemon::Start(const LoopbackDaemonOption
   daemon->planner_service_ = std::make_unique<PlannerService>(*daemon->job_, options.token);
   daemon->admin_service_ = std::make_unique<AdminService>(*daemon->job_, options.token);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &daemon->port_);
+  builder.AddListeningPort("127.0.0.1:" + std::to_string(options.port), grpc::InsecureServerCredentials(),
+                           &daemon->port_);
   builder.RegisterService(daemon->planner_service_.get());
   builder.RegisterService(daemon->admin_service_.get());
   if (options.build) options.build(builder);
@@ -46,8 +54,7 @@ std::unique_ptr<LoopbackDaemon> LoopbackDaemon::Start(const LoopbackDaemonOption
 }
 
 LoopbackDaemon::~LoopbackDaemon() {
-  // Calls still open (a watch, a stream) are cancelled after a second rather than waited for.
-  if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+  if (server_) server_->Shutdown(absl::ToChronoTime(absl::Now() + shutdown_grace_));
 }
 
 std::shared_ptr<grpc::Channel> LoopbackDaemon::Channel() const {

@@ -1,11 +1,14 @@
-// A daemon for one EP8 job on a loopback port, as the service tests need it: the job, the Planner
-// and Admin services, the server, and channels to it. Every test that talks to the services over
-// real gRPC starts one, so that they differ only in what they configure.
+// A daemon for one job on a loopback port, as the tests that talk to it over real gRPC need it:
+// the job, the Planner and Admin services, the server, and channels to it. The service tests use
+// the EP8 case (Start); the client and tool tests their own job (ForJob), so that they all differ
+// only in what they configure.
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <string>
+
+#include "absl/time/time.h"
 
 #include <grpcpp/grpcpp.h>
 
@@ -16,8 +19,13 @@
 namespace taot::server::testing {
 
 struct LoopbackDaemonOptions {
-  // The case every round plans: 8 ranks in `ranks_per_node`-rank nodes, 32 experts, K = 2.
+  // Start's case: 8 ranks in `ranks_per_node`-rank nodes, 32 experts, K = 2.
   int ranks_per_node = 4;
+  // The port to listen on; 0 for any free one.
+  int port = 0;
+  // How long calls still open when it stops (a watch, a stream) may go on before they are
+  // cancelled.
+  absl::Duration shutdown_grace = absl::Seconds(1);
   // Adjusts the job ("job-1", world 8, the case's shape and topology) before it is created.
   std::function<void(JobConfig&)> configure;
   // The bearer token both services demand ("" = none).
@@ -28,14 +36,17 @@ struct LoopbackDaemonOptions {
 
 class LoopbackDaemon {
  public:
-  // Starts it; fails the calling test and returns nullptr when it cannot.
+  // Starts one for the EP8 case's job; fails the calling test and returns nullptr when it cannot.
   static std::unique_ptr<LoopbackDaemon> Start(const LoopbackDaemonOptions& options = {});
+  // Starts one for `config` (`options.configure` and `ranks_per_node` unused); request() is empty.
+  static std::unique_ptr<LoopbackDaemon> ForJob(const JobConfig& config, const LoopbackDaemonOptions& options = {});
   ~LoopbackDaemon();
 
   const PlanRequest& request() const { return request_; }
   Job& job() { return *job_; }
   grpc::Server& server() { return *server_; }
   int port() const { return port_; }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   // A new insecure channel to the server.
   std::shared_ptr<grpc::Channel> Channel() const;
   std::unique_ptr<taot::v1::Planner::Stub> PlannerStub() const;
@@ -50,6 +61,7 @@ class LoopbackDaemon {
   std::unique_ptr<AdminService> admin_service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
+  absl::Duration shutdown_grace_;
 };
 
 }  // namespace taot::server::testing

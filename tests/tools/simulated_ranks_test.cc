@@ -2,16 +2,15 @@
 // none.
 #include "simulated_ranks.h"
 
-#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
 #include <map>
 #include <mutex>
 #include <string>
 
+#include "loopback_daemon.h"
 #include "round_report.h"
 #include "taot/server/job.h"
-#include "taot/server/planner_service.h"
 #include "taot/sim/sequence_workload.h"
 
 namespace taot::simranks {
@@ -20,32 +19,17 @@ namespace {
 constexpr int kRanks = 4;
 constexpr int kExperts = 16;
 
-class Daemon {
- public:
-  explicit Daemon(int slots_per_rank = 2) {
-    server::JobConfig config;
-    config.job_id = "job";
-    config.world_size = kRanks;
-    config.experts = kExperts;
-    config.slots_per_rank = slots_per_rank;
-    config.round_timeout = absl::Seconds(5);  // 2 busy cores: no round may miss a row
-    job_ = *server::Job::Create(config);
-    service_ = std::make_unique<server::PlannerService>(*job_);
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
-    builder.RegisterService(service_.get());
-    server_ = builder.BuildAndStart();
-  }
-  ~Daemon() { server_->Shutdown(std::chrono::system_clock::now()); }
-  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
-  server::Job& job() { return *job_; }
-
- private:
-  int port_ = 0;
-  std::unique_ptr<server::Job> job_;
-  std::unique_ptr<server::PlannerService> service_;
-  std::unique_ptr<grpc::Server> server_;
-};
+std::unique_ptr<server::testing::LoopbackDaemon> StartDaemon(int slots_per_rank = 2) {
+  server::JobConfig config;
+  config.job_id = "job";
+  config.world_size = kRanks;
+  config.experts = kExperts;
+  config.slots_per_rank = slots_per_rank;
+  config.round_timeout = absl::Seconds(5);  // 2 busy cores: no round may miss a row
+  server::testing::LoopbackDaemonOptions options;
+  options.shutdown_grace = absl::ZeroDuration();
+  return server::testing::LoopbackDaemon::ForJob(config, options);
+}
 
 std::unique_ptr<sim::SequenceWorkload> Workload(int microbatches = 1) {
   sim::SequenceOptions w;
@@ -70,9 +54,9 @@ SimRanksOptions Options(const std::string& address) {
 }
 
 TEST(SimulatedRanksTest, EveryRankGetsTheDaemonsPlanOfEveryRound) {
-  Daemon daemon;
+  const auto daemon = StartDaemon();
   const auto workload = Workload();
-  SimulatedRanks ranks(Options(daemon.address()), *workload);
+  SimulatedRanks ranks(Options(daemon->address()), *workload);
   std::vector<std::pair<int64_t, int>> seen;
   std::map<std::pair<int64_t, int>, client::LayerPlan> plans;
   ASSERT_TRUE(ranks
@@ -92,7 +76,7 @@ TEST(SimulatedRanksTest, EveryRankGetsTheDaemonsPlanOfEveryRound) {
   EXPECT_GT(s.p99_us, 0);
   EXPECT_EQ(ranks.local_layers(), 0);
   // Registered as node-0, node-0, node-1, node-1.
-  const server::JobStatus status = daemon.job().Status();
+  const server::JobStatus status = daemon->job().Status();
   EXPECT_EQ(status.registered, kRanks);
   EXPECT_EQ(status.nodes, 2);
   // The figures printed are the daemon's own scorecard of the same plan.
@@ -112,9 +96,9 @@ TEST(SimulatedRanksTest, EveryRankGetsTheDaemonsPlanOfEveryRound) {
 }
 
 TEST(SimulatedRanksTest, MicrobatchesAreRoundsOfTheirOwnAndOneLinePerLayerIsShown) {
-  Daemon daemon;
+  const auto daemon = StartDaemon();
   const auto workload = Workload(/*microbatches=*/2);
-  SimulatedRanks ranks(Options(daemon.address()), *workload);
+  SimulatedRanks ranks(Options(daemon->address()), *workload);
   int shown = 0;
   ASSERT_TRUE(ranks.Run([&](int64_t, int, const client::LayerPlan&) { ++shown; }).ok());
   EXPECT_EQ(shown, 4);
@@ -122,14 +106,14 @@ TEST(SimulatedRanksTest, MicrobatchesAreRoundsOfTheirOwnAndOneLinePerLayerIsShow
   EXPECT_EQ(ranks.Summarize().fallback_rounds, 0);
   // The daemon saw steps 0 to 3: step * microbatches + microbatch.
   int64_t last_step = -1;
-  for (const auto& round : daemon.job().Status().recent) last_step = std::max(last_step, round->key.step);
+  for (const auto& round : daemon->job().Status().recent) last_step = std::max(last_step, round->key.step);
   EXPECT_EQ(last_step, 3);
 }
 
 TEST(SimulatedRanksTest, ADaemonThatRefusesTheRanksFailsTheRun) {
-  Daemon daemon(/*slots_per_rank=*/4);  // the ranks say 2
+  const auto daemon = StartDaemon(/*slots_per_rank=*/4);  // the ranks say 2
   const auto workload = Workload();
-  SimulatedRanks ranks(Options(daemon.address()), *workload);
+  SimulatedRanks ranks(Options(daemon->address()), *workload);
   const absl::Status run = ranks.Run(nullptr);
   EXPECT_FALSE(run.ok());
   EXPECT_NE(run.message().find("slots_per_rank"), std::string::npos) << run;
