@@ -13,7 +13,8 @@ absl::StatusOr<ScoredPlan> RunPlanner(Planner& planner, const PlanRequest& reque
   absl::StatusOr<Plan> plan = planner.MakePlan(request);
   const auto stop = std::chrono::steady_clock::now();
   if (!plan.ok()) return plan.status();
-  if (absl::Status s = ValidatePlan(request, *plan); !s.ok()) {
+  const SlotLimit limit = planner.comparison_only() ? SlotLimit::kLifted : SlotLimit::kEnforced;
+  if (absl::Status s = ValidatePlan(request, *plan, limit); !s.ok()) {
     return absl::InternalError(
         absl::StrCat("planner ", std::string(planner.name()), " returned an invalid plan: ", s.message()));
   }

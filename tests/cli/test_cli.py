@@ -87,7 +87,7 @@ class CliTest(unittest.TestCase):
 
     def test_every_planner_and_the_target_flag(self):
         names = [l.split()[0] for l in run("planners").stdout.splitlines() if not l.startswith(" ")]
-        self.assertEqual(names, ["taot", "taot-paper", "echo", "llep", "eplb", "lplb", "none"])
+        self.assertEqual(names, ["taot", "taot-paper", "echo", "llep", "eplb", "eplb-fixed-home", "lplb", "none"])
         for name in names:
             r = run("plan", "-i", self.case, "--planner", name)
             self.assertEqual(r.returncode, 0, r.stderr)
@@ -102,7 +102,7 @@ class CliTest(unittest.TestCase):
     def test_compare_table_and_json(self):
         r = run("compare", "-i", self.case)
         self.assertEqual(r.returncode, 0, r.stderr)
-        for name in ("taot", "taot-paper", "echo", "llep", "eplb", "lplb", "none"):
+        for name in ("taot", "taot-paper", "echo", "llep", "eplb", "eplb-fixed-home", "lplb", "none"):
             self.assertIn(name, r.stdout)
         rows = [json.loads(l) for l in run("compare", "-i", self.case, "--json").stdout.splitlines()]
         self.assertEqual(len(rows), 7)

@@ -50,10 +50,10 @@ TEST(EplbRebalanceTest, LaysOutExpertsAsEplbsOwnCode) {
 
 TEST(EplbRebalanceTest, RefusesShapesThePeerAssertsOn) {
   const std::vector<int64_t> weight(12, 5);
-  EXPECT_FALSE(RebalanceExperts(weight, {16, 5, 1, 4}).ok());   // 12 experts in 5 groups
-  EXPECT_FALSE(RebalanceExperts(weight, {18, 4, 2, 4}).ok());   // 18 slots on 4 GPUs
-  EXPECT_FALSE(RebalanceExperts(weight, {8, 4, 2, 4}).ok());    // fewer slots than experts
-  EXPECT_FALSE(RebalanceExperts(weight, {16, 4, 0, 4}).ok());   // no nodes
+  EXPECT_FALSE(RebalanceExperts(weight, {16, 5, 1, 4}).ok());  // 12 experts in 5 groups
+  EXPECT_FALSE(RebalanceExperts(weight, {18, 4, 2, 4}).ok());  // 18 slots on 4 GPUs
+  EXPECT_FALSE(RebalanceExperts(weight, {8, 4, 2, 4}).ok());   // fewer slots than experts
+  EXPECT_FALSE(RebalanceExperts(weight, {16, 4, 0, 4}).ok());  // no nodes
   // Groups that do not split over the nodes take the peer's global policy.
   EXPECT_TRUE(RebalanceExperts(weight, {18, 4, 3, 6}).ok());
 }

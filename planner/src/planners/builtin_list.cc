@@ -35,7 +35,16 @@ void AddBuiltInPlanners(PlannerRegistry& registry) {
        {"capacity_factor: home cap as a multiple of the mean load (1.1)",
         "min_chunk: smallest overflow chunk sent to a GPU, in tokens (128)"}},
       MakeLlep);
-  add({"eplb", "EPLB: hierarchical, nodes first then replicas inside a node, from expert totals", {}}, MakeEplb);
+  add({"eplb",
+       "EPLB's own code (rebalance_experts): re-packs every expert onto E + R*K slots from expert totals; "
+       "comparison only: its plans exceed K replicas per rank, so the daemon and the client refuse it",
+       {"groups: expert groups EPLB packs onto nodes, 8 or R (the ranks) (8); the request's target "
+        "imbalance, resident replicas and link costs are ignored, as EPLB has no notion of them"}},
+      MakeEplb);
+  add({"eplb-fixed-home",
+       "EPLB's ideas on fixed homes: nodes first then replicas inside a node, from expert totals, within K",
+       {}},
+      MakeEplbFixedHome);
   add({"lplb", "LPLB: replicas on a fixed cube/torus graph, token split by a min-max-load LP", {}}, MakeLplb);
   add({"none", "no replication (standard expert parallelism)", {}}, MakeNone);
 }

@@ -20,10 +20,10 @@ struct EplbShape {
 };
 
 struct EplbLayout {
-  int slots_per_gpu = 0;         // physical slot p lives on EPLB GPU p / slots_per_gpu
-  std::vector<int> phy2log;      // per physical slot: its expert
-  std::vector<int> phyrank;      // per physical slot: which copy of its expert it is (0 first)
-  std::vector<int> logcnt;       // per expert: its copies
+  int slots_per_gpu = 0;     // physical slot p lives on EPLB GPU p / slots_per_gpu
+  std::vector<int> phy2log;  // per physical slot: its expert
+  std::vector<int> phyrank;  // per physical slot: which copy of its expert it is (0 first)
+  std::vector<int> logcnt;   // per expert: its copies
 };
 
 // rebalance_experts(weight[1, E], num_replicas, num_groups, num_nodes, num_gpus). Fails, as the

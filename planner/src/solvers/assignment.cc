@@ -21,11 +21,11 @@ struct Duals {
 };
 
 struct PathSearch {
-  std::vector<double> shortest;    // per column: the shortest reduced path cost found so far
-  std::vector<int> previous_row;   // per column: the row the shortest path reaches it from
+  std::vector<double> shortest;   // per column: the shortest reduced path cost found so far
+  std::vector<int> previous_row;  // per column: the row the shortest path reaches it from
   std::vector<bool> row_reached;
   std::vector<bool> column_reached;
-  double length = 0;               // the shortest path's reduced cost to its free column
+  double length = 0;  // the shortest path's reduced cost to its free column
 };
 
 // The free column at the end of the shortest augmenting path from `row`, filling `search`.
@@ -43,7 +43,8 @@ int ShortestAugmentingPath(int n, std::span<const double> cost, const Duals& dua
     double lowest = kInfinity;
     for (int k = 0; k < static_cast<int>(unreached.size()); ++k) {
       const int column = unreached[k];
-      const double reduced = reached + cost[static_cast<size_t>(row) * n + column] - duals.row[row] - duals.column[column];
+      const double reduced =
+          reached + cost[static_cast<size_t>(row) * n + column] - duals.row[row] - duals.column[column];
       if (reduced < search.shortest[column]) {
         search.previous_row[column] = row;
         search.shortest[column] = reduced;
