@@ -18,7 +18,9 @@ TEST(MaxWeightAssignmentTest, BreaksTiesAsSciPy) {
             (std::vector<int>{2, 0, 3, 1}));
 }
 
-TEST(MaxWeightAssignmentTest, OneByOne) { EXPECT_EQ(MaxWeightAssignment(1, std::vector<double>{7}), (std::vector<int>{0})); }
+TEST(MaxWeightAssignmentTest, OneByOne) {
+  EXPECT_EQ(MaxWeightAssignment(1, std::vector<double>{7}), (std::vector<int>{0}));
+}
 
 }  // namespace
 }  // namespace taot

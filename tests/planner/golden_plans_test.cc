@@ -111,10 +111,9 @@ std::vector<std::string> RecordAll() {
       const std::string label = params.empty() ? name : name + "(auto)";
       lines.push_back(Record(label, c.name, first));
       // The next microbatch of the same step: its load shifts and the first plan's replicas
-      // are resident, so planners that reuse replicas show it. A comparison-only planner's
-      // replicas may exceed K, so no valid request holds them: it plans the shifted load alone.
+      // are resident, so planners that reuse replicas show it.
       PlanRequest next = c.request;
-      if (!planner->comparison_only()) next.resident = first.plan.replicas;
+      next.resident = first.plan.replicas;
       for (int s = 0; s < next.ranks(); ++s) {
         auto row = next.load.row(s);
         for (size_t e = 0; e + 1 < row.size(); e += 2) std::swap(row[e], row[e + 1]);

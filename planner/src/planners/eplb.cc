@@ -49,7 +49,8 @@ int EplbNodes(const Topology& topology) {
 // Per EPLB GPU: the distinct experts it holds.
 std::vector<std::vector<int>> ExpertsPerGpu(const EplbLayout& layout, int gpus) {
   std::vector<std::vector<int>> out(static_cast<size_t>(gpus));
-  for (int p = 0; p < static_cast<int>(layout.phy2log.size()); ++p) out[p / layout.slots_per_gpu].push_back(layout.phy2log[p]);
+  for (int p = 0; p < static_cast<int>(layout.phy2log.size()); ++p)
+    out[p / layout.slots_per_gpu].push_back(layout.phy2log[p]);
   for (std::vector<int>& experts : out) {
     std::sort(experts.begin(), experts.end());
     experts.erase(std::unique(experts.begin(), experts.end()), experts.end());
@@ -145,7 +146,8 @@ PlannerOr MakeEplb(const PlannerParams& params) {
   const std::string groups = reader.String("groups", "8");
   int count = 0;
   if (groups != "R" && (!absl::SimpleAtoi(groups, &count) || count < 1)) {
-    return absl::InvalidArgumentError("planner eplb: parameter groups: must be R or an integer >= 1, got '" + groups + "'");
+    return absl::InvalidArgumentError("planner eplb: parameter groups: must be R or an integer >= 1, got '" + groups +
+                                      "'");
   }
   if (absl::Status s = reader.Finish(); !s.ok()) return s;
   return std::make_unique<EplbPlanner>(groups == "R" ? 0 : count);

@@ -10,10 +10,6 @@
 
 namespace taot {
 
-// Whether a plan must fit slots_per_rank replicas per rank: always, except for a comparison-only
-// planner's plans (Planner::comparison_only) and the `taot score --lift-slot-limit` of one.
-enum class SlotLimit { kEnforced, kLifted };
-
 // For a valid request, checks that:
 // - every replica names an expert and a rank in range, never the expert's home, no
 //   (expert, rank) pair twice, and at most slots_per_rank replicas on any rank (unless lifted);
