@@ -30,9 +30,10 @@ fi
 # since longer inputs only slow each run.
 declare -A max_len=(
   [case_json_fuzz]=65536 [plan_json_fuzz]=16384 [daemon_config_fuzz]=4096 [trace_npy_fuzz]=16384
-  [trace_csv_fuzz]=16384 [rpc_fuzz]=16384 [plan_check_fuzz]=1024
+  [trace_csv_fuzz]=16384 [rpc_fuzz]=16384 [plan_check_fuzz]=1024 [plan_wire_fuzz]=4096
 )
-all=(case_json_fuzz plan_json_fuzz daemon_config_fuzz trace_npy_fuzz trace_csv_fuzz rpc_fuzz plan_check_fuzz)
+all=(case_json_fuzz plan_json_fuzz daemon_config_fuzz trace_npy_fuzz trace_csv_fuzz rpc_fuzz plan_check_fuzz
+     plan_wire_fuzz)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 for t in "${targets[@]}"; do

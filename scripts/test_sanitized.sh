@@ -10,7 +10,7 @@ build="${TAOT_ASAN_BUILD_DIR:-build-asan}"
 # ccache hits across clones, as in scripts/build.sh.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 targets=(taot_planner_tests taot_sim_tests taot_kernels_cpu_tests taot_server_tests taot_service_tests
-         taot_service_hardening_tests taot_plugin_tests taot_daemon_config_tests taot_client_tests
+         taot_service_hardening_tests taot_plugin_tests taot_plugin_planner_tests taot_daemon_config_tests taot_client_tests
          taot_client_mode_tests taot_c_api_test taot_tools_tests)
 if [ ! -f "$build/build.ninja" ]; then
   # -O1 keeps the instrumented build and its tests quick; frame pointers keep the reports readable.
@@ -21,6 +21,6 @@ cmake --build "$build" --parallel "$(nproc)" --target "${targets[@]}"
 cd "$build"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-# The GoogleTest cases (Suite.Case, suites named *Test) and the C ABI's test; the plain build runs
-# the rest.
-ctest --output-on-failure --timeout 900 -R '^([A-Za-z0-9_]+Test\.|client\.c_api$)' "$@"
+# The GoogleTest cases (Suite.Case, suites named *Test, parameterised ones as Rows/Suite.Case/row)
+# and the C ABI's test; the plain build runs the rest.
+ctest --output-on-failure --timeout 900 -R '^(([A-Za-z0-9_]+/)?[A-Za-z0-9_]+Test\.|client\.c_api$)' "$@"

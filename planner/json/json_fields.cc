@@ -256,6 +256,10 @@ const nlohmann::json* Reader::Member(const nlohmann::json& obj, const std::strin
 
 void Reader::OnlyKeys(const nlohmann::json& obj, const std::string& path,
                       std::initializer_list<std::string_view> known) {
+  OnlyKeys(obj, path, std::span<const std::string_view>(known.begin(), known.size()));
+}
+
+void Reader::OnlyKeys(const nlohmann::json& obj, const std::string& path, std::span<const std::string_view> known) {
   if (!ok()) return;
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     if (std::find(known.begin(), known.end(), it.key()) == known.end()) {

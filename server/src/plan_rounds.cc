@@ -238,9 +238,10 @@ void PlanRounds::Publish(Round& round, std::shared_ptr<const RoundPlan> result) 
   if (recent_.size() > kRecentPlans) recent_.pop_back();
 }
 
-absl::StatusOr<ScoredPlan> PlanRounds::PlanUnlocked(const PlannerSlot& slot, const PlanRequest& request) {
+absl::StatusOr<ScoredPlan> PlanRounds::PlanUnlocked(const PlannerSlot& slot, const PlanRequest& request,
+                                                    absl::Time deadline) {
   mu_.Unlock();
-  absl::StatusOr<ScoredPlan> scored = slot.Plan(request);
+  absl::StatusOr<ScoredPlan> scored = slot.Plan(request, deadline);
   mu_.Lock();
   return scored;
 }
@@ -253,7 +254,7 @@ void PlanRounds::PlanRound(RoundKey key, Round& round) {
   // The round's waiters see kPlanning and keep waiting (the caller holds the round alive); the
   // timer answers them at the planning deadline if the planner has not.
   if (round.planning_deadline < timer_wakes_) timer_cv_.Signal();
-  absl::StatusOr<ScoredPlan> scored = PlanUnlocked(*slot, round.request);
+  absl::StatusOr<ScoredPlan> scored = PlanUnlocked(*slot, round.request, round.planning_deadline);
   if (round.state == State::kDone) return;  // too late: the timer gave the round its fallback
   if (!scored.ok()) {
     std::string reason = absl::StrCat("planner ", slot->name(), " failed: ", scored.status().message());
@@ -276,7 +277,7 @@ void PlanRounds::PlanRound(RoundKey key, Round& round) {
 void PlanRounds::Place(RoundKey key, const PlanRequest& planned, const PlannerSlot& slot) {
   // The round is settled: nothing changes its request while the lock is released.
   mu_.Unlock();
-  prefetches_.Place(key, planned, slot);
+  prefetches_.Place(key, planned, slot, absl::Now() + config_.round_timeout);
   mu_.Lock();
 }
 

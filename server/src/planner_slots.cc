@@ -15,9 +15,20 @@ PlannerSlot::PlannerSlot(std::string name, PlannerParams params, uint64_t versio
 PlannerSlot::PlannerSlot(std::string name, PlannerParams params, uint64_t version, std::shared_ptr<Turns> turns)
     : name_(std::move(name)), params_(std::move(params)), version_(version), turns_(std::move(turns)) {}
 
-absl::StatusOr<ScoredPlan> PlannerSlot::Plan(const PlanRequest& request) const {
-  absl::MutexLock lock(&turns_->mu);
-  return RunPlanner(*turns_->planner, request);
+absl::StatusOr<ScoredPlan> PlannerSlot::Plan(const PlanRequest& request, absl::Time deadline) const {
+  Turns& turns = *turns_;
+  {
+    absl::MutexLock lock(&turns.mu);
+    auto free = [&turns]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(turns.mu) { return !turns.busy; };
+    if (!turns.mu.AwaitWithDeadline(absl::Condition(&free), deadline)) {
+      return absl::DeadlineExceededError(absl::StrCat("planner ", name_, " is still busy with an earlier request"));
+    }
+    turns.busy = true;
+  }
+  absl::StatusOr<ScoredPlan> scored = RunPlanner(*turns.planner, request);
+  absl::MutexLock lock(&turns.mu);
+  turns.busy = false;
+  return scored;
 }
 
 std::shared_ptr<const PlannerSlot> PlannerSlot::Renumbered(uint64_t version) const {

@@ -13,13 +13,13 @@ bool PrefetchFeed::on() const {
   return on_;
 }
 
-void PrefetchFeed::Place(RoundKey planned, const PlanRequest& request, const PlannerSlot& slot) {
+void PrefetchFeed::Place(RoundKey planned, const PlanRequest& request, const PlannerSlot& slot, absl::Time deadline) {
   // As taot-sim's predictive mode: aim for no residual, since prefetched weights never stall
   // and more replicas let the split follow loads that drift from the prediction. The copy of the
   // loads is the feed's own: the round's request stays as the ranks reported it.
   PlanRequest aim = request;
   aim.target_imbalance_pct = 0;
-  absl::StatusOr<ScoredPlan> scored = slot.Plan(aim);
+  absl::StatusOr<ScoredPlan> scored = slot.Plan(aim, deadline);
   if (!scored.ok()) return;
   Prefetch prefetch;
   prefetch.key = {planned.step + 1, planned.layer};

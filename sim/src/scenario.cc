@@ -2,8 +2,12 @@
 
 #include <fstream>
 #include <sstream>
+#include <string_view>
+#include <variant>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "taot/planner/hardware_fields.h"
 #include "taot/planner/json_fields.h"
 #include "taot/planner/plan_request.h"
 
@@ -18,18 +22,18 @@ class FieldReader {
  public:
   FieldReader(json_fields::Reader& in, const json& obj, std::string path)
       : in_(in), obj_(obj), path_(std::move(path)) {}
-  void Number(const char* key, double& field) {
+  void Number(std::string_view key, double& field) {
     if (const json* v = in_.Member(obj_, path_, key, false)) field = in_.Number(*v, Join(path_, key));
   }
-  void Int(const char* key, int& field, int64_t min, int64_t max) {
+  void Int(std::string_view key, int& field, int64_t min, int64_t max) {
     if (const json* v = in_.Member(obj_, path_, key, false)) {
       field = static_cast<int>(in_.Int(*v, Join(path_, key), min, max));
     }
   }
-  void Int64(const char* key, int64_t& field, int64_t min, int64_t max) {
+  void Int64(std::string_view key, int64_t& field, int64_t min, int64_t max) {
     if (const json* v = in_.Member(obj_, path_, key, false)) field = in_.Int(*v, Join(path_, key), min, max);
   }
-  void String(const char* key, std::string& field) {
+  void String(std::string_view key, std::string& field) {
     if (const json* v = in_.Member(obj_, path_, key, false)) {
       if (v->is_string()) {
         field = v->get<std::string>();
@@ -47,6 +51,31 @@ class FieldReader {
 
 constexpr int64_t kMaxInt = 1 << 30;
 
+// The fields of one side that a planner parameter may also set (hardware_fields.h). Integers get
+// the table's limits; numbers are checked with the whole scenario (ValidateScenario: "must be a
+// positive number").
+void ReadHardwareFields(FieldReader& f, HardwareSide side, ClusterSpec& cluster, ModelSpec& model) {
+  for (const HardwareField& field : HardwareFields()) {
+    if (SideOf(field) != side) continue;
+    const std::variant<double*, int*> value = FieldIn(field, cluster, model);
+    if (double* const* d = std::get_if<double*>(&value)) {
+      f.Number(field.key, **d);
+    } else {
+      f.Int(field.key, *std::get<int*>(value), static_cast<int64_t>(field.min), static_cast<int64_t>(field.max));
+    }
+  }
+}
+
+// The keys an object for `side` may hold: "preset", the side's hardware fields and `own`.
+std::vector<std::string_view> SideKeys(HardwareSide side, std::initializer_list<std::string_view> own) {
+  std::vector<std::string_view> keys = {"preset"};
+  for (const HardwareField& field : HardwareFields()) {
+    if (SideOf(field) == side) keys.push_back(field.key);
+  }
+  keys.insert(keys.end(), own.begin(), own.end());
+  return keys;
+}
+
 // "cluster": "h100" or {"preset": "h100", "nvlink_gbps": 300, ...}
 void ReadCluster(json_fields::Reader& in, const json& v, Scenario& sc) {
   std::string preset = sc.cluster_name;
@@ -54,9 +83,7 @@ void ReadCluster(json_fields::Reader& in, const json& v, Scenario& sc) {
   if (v.is_string()) {
     preset = v.get<std::string>();
   } else if ((obj = in.Object(v, "cluster")) != nullptr) {
-    in.OnlyKeys(*obj, "cluster",
-                {"preset", "gpus_per_node", "gemm_tflops", "hbm_gbps", "nvlink_gbps", "nvlink_latency_us", "ib_gbps",
-                 "nics_per_gpu", "ib_latency_us", "gemm_launch_us"});
+    in.OnlyKeys(*obj, "cluster", SideKeys(HardwareSide::kCluster, {"gpus_per_node"}));
     FieldReader(in, *obj, "cluster").String("preset", preset);
   }
   if (!in.ok()) return;
@@ -68,14 +95,7 @@ void ReadCluster(json_fields::Reader& in, const json& v, Scenario& sc) {
   FieldReader f(in, *obj, "cluster");
   ClusterSpec& c = sc.cluster;
   f.Int("gpus_per_node", c.gpus_per_node, 1, 1024);
-  f.Number("gemm_tflops", c.gemm_tflops);
-  f.Number("hbm_gbps", c.hbm_gbps);
-  f.Number("nvlink_gbps", c.nvlink_gbps);
-  f.Number("nvlink_latency_us", c.nvlink_latency_us);
-  f.Number("ib_gbps", c.ib_gbps);
-  f.Int("nics_per_gpu", c.nics_per_gpu, 1, 64);
-  f.Number("ib_latency_us", c.ib_latency_us);
-  f.Number("gemm_launch_us", c.gemm_launch_us);
+  ReadHardwareFields(f, HardwareSide::kCluster, c, sc.model);
 }
 
 // "model": "deepseek-v3" or {"preset": "deepseek-v3", "tokens_per_rank": 8192, ...}
@@ -86,8 +106,8 @@ void ReadModel(json_fields::Reader& in, const json& v, Scenario& sc) {
     preset = v.get<std::string>();
   } else if ((obj = in.Object(v, "model")) != nullptr) {
     in.OnlyKeys(*obj, "model",
-                {"preset", "hidden", "expert_ffn", "experts", "top_k", "moe_layers", "tokens_per_rank", "dtype_bytes",
-                 "dense_params_per_layer", "attention_flops_per_token"});
+                SideKeys(HardwareSide::kModel, {"experts", "moe_layers", "tokens_per_rank", "dense_params_per_layer",
+                                                "attention_flops_per_token"}));
     FieldReader(in, *obj, "model").String("preset", preset);
   }
   if (!in.ok()) return;
@@ -97,13 +117,10 @@ void ReadModel(json_fields::Reader& in, const json& v, Scenario& sc) {
   if (obj == nullptr) return;
   FieldReader f(in, *obj, "model");
   ModelSpec& m = sc.model;
-  f.Int("hidden", m.hidden, 1, kMaxInt);
-  f.Int("expert_ffn", m.expert_ffn, 1, kMaxInt);
+  ReadHardwareFields(f, HardwareSide::kModel, sc.cluster, m);
   f.Int("experts", m.experts, 1, 65536);
-  f.Int("top_k", m.top_k, 1, 65536);
   f.Int("moe_layers", m.moe_layers, 1, 1024);
   f.Int64("tokens_per_rank", m.tokens_per_rank, 1, kMaxInt);
-  f.Int("dtype_bytes", m.dtype_bytes, 1, 16);
   f.Number("dense_params_per_layer", m.dense_params_per_layer);
   f.Number("attention_flops_per_token", m.attention_flops_per_token);
 }

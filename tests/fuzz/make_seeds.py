@@ -91,30 +91,46 @@ def plan_checks():
             "home.bin": plan([(0, 0)], [(0, 0, 0, 1)])}
 
 
+# Hand-encoded protobuf (proto/taot/v1/planner.proto), so no generated code is needed.
+def varint(n):
+    n &= (1 << 64) - 1
+    out = b""
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out += bytes([b | 0x80])
+        else:
+            return out + bytes([b])
+
+
+def field(number, value):
+    if isinstance(value, int):
+        return varint(number << 3) + varint(value)
+    data = value.encode() if isinstance(value, str) else value
+    return varint(number << 3 | 2) + varint(len(data)) + data
+
+
+def packed(number, values):
+    return field(number, b"".join(varint(v) for v in values))
+
+
+def wire_plans():
+    # A daemon's Plan replies; the first byte's low bit asks plan_wire_fuzz to fix the hash to
+    # the content.
+    replica = field(3, field(1, 5) + field(2, 2))
+    assignment = field(4, field(1, 0) + field(2, 5) + field(3, 2) + field(4, 40))
+    stats = field(10, field(1, 7) + field(2, 1))
+    plan = field(1, 3) + field(2, 1) + replica + assignment + field(5, 2) + field(7, "taot") + stats
+    negative = field(3, field(1, -1) + field(2, 2))
+    return {"plan_hashed.bin": bytes([1]) + plan, "plan_wrong_hash.bin": bytes([0]) + plan + b"\x31" + bytes(8),
+            "negative_expert.bin": bytes([1]) + negative, "fallback.bin": bytes([1]) + field(8, 1) + field(9, "rows"),
+            "garbage.bin": bytes([1]) + b"\xff\xff\xff"}
+
+
 def rpcs():
-    # Hand-encoded protobuf (proto/taot/v1/planner.proto), so no generated code is needed. The
-    # first byte picks the method (low 3 bits, the order of rpc_fuzz.cc's kMethods) and the
+    # The first byte picks the method (low 3 bits, the order of rpc_fuzz.cc's kMethods) and the
     # token (bits 3-5: 0 none, 1 a wrong one, else the job's).
-    def varint(n):
-        n &= (1 << 64) - 1
-        out = b""
-        while True:
-            b = n & 0x7F
-            n >>= 7
-            if n:
-                out += bytes([b | 0x80])
-            else:
-                return out + bytes([b])
-
-    def field(number, value):
-        if isinstance(value, int):
-            return varint(number << 3) + varint(value)
-        data = value.encode() if isinstance(value, str) else value
-        return varint(number << 3 | 2) + varint(len(data)) + data
-
-    def packed(number, values):
-        return field(number, b"".join(varint(v) for v in values))
-
     token = 2 << 3
     row = [90, 1, 2, 3, 4, 5, 6, 7]
     register = field(1, "job-1") + field(2, 1) + field(3, 4) + field(4, "node-a") + field(7, "run-1") + field(8, 8)
@@ -149,6 +165,8 @@ def main():
         write("trace_csv_fuzz", name, text)
     for name, data in plan_checks().items():
         write("plan_check_fuzz", name, data)
+    for name, data in wire_plans().items():
+        write("plan_wire_fuzz", name, data)
     for name, data in rpcs().items():
         write("rpc_fuzz", name, data)
     return 0

@@ -70,6 +70,9 @@ TEST_P(PeerPortTest, PlansLikeThePeersOwnCode) {
 
 // One row per faithful port.
 const std::vector<PortRow> kPorts = {
+    {"echo", "echo", {}},
+    {"llep", "llep", {}},
+    {"taot-paper", "taot", {}},
     {"eplb", "eplb_g8", {}},
     {"eplb", "eplb_gR", {{"groups", "R"}}},
 };

@@ -21,8 +21,8 @@ TEST(RegistryTest, UnknownPlannerAndBadParametersAreClearErrors) {
   EXPECT_NE(unknown.status().message().find("unknown planner 'magic' (known: taot, "), std::string::npos);
   const auto bad_key = PlannerRegistry::BuiltIn().Create("taot", {{"tarrget", "3"}});
   EXPECT_NE(bad_key.status().message().find("unknown parameter 'tarrget'"), std::string::npos);
-  const auto bad_value = PlannerRegistry::BuiltIn().Create("llep", {{"min_chunk", "lots"}});
-  EXPECT_NE(bad_value.status().message().find("parameter min_chunk: must be an integer"), std::string::npos);
+  const auto bad_value = PlannerRegistry::BuiltIn().Create("llep", {{"min_tokens_per_gemm", "lots"}});
+  EXPECT_NE(bad_value.status().message().find("parameter min_tokens_per_gemm: must be an integer"), std::string::npos);
   EXPECT_TRUE(PlannerRegistry::BuiltIn().Create("taot", {{"target_imbalance_pct", "5"}}).ok());
 }
 

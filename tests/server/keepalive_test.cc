@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
+#include "loopback_daemon.h"
 #include "taot/server/planner_service.h"
-#include "taot/sim/case_generator.h"
 
 namespace taot::server {
 namespace {
@@ -24,29 +24,15 @@ class KeepaliveTest : public ::testing::Test {
  protected:
   // A daemon for one 8-rank job, with `keepalive` or gRPC's defaults.
   void Start(std::optional<Keepalive> keepalive) {
-    sim::CaseOptions o;
-    o.ranks = 8;
-    o.experts = 32;
-    o.ranks_per_node = 4;
-    o.imbalance = 0.6;
-    request_ = sim::GenerateCase(o)->request;
-    JobConfig config;
-    config.job_id = "job-1";
-    config.world_size = 8;
-    config.experts = request_.experts();
-    config.slots_per_rank = request_.slots_per_rank();
-    config.node_of_rank = request_.topology().node_of_rank();
-    job_ = *Job::Create(config);
-    service_ = std::make_unique<PlannerService>(*job_);
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
-    if (keepalive) SetKeepalive(builder, *keepalive);
-    builder.RegisterService(service_.get());
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-  }
-  void TearDown() override {
-    if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+    testing::LoopbackDaemonOptions options;
+    options.build = [keepalive](grpc::ServerBuilder& builder) {
+      if (keepalive) SetKeepalive(builder, *keepalive);
+    };
+    daemon_ = testing::LoopbackDaemon::Start(options);
+    ASSERT_NE(daemon_, nullptr);
+    request_ = daemon_->request();
+    job_ = &daemon_->job();
+    port_ = daemon_->port();
   }
 
   // A channel whose pings go out every kClientPingMs, with or without calls and data.
@@ -98,10 +84,9 @@ class KeepaliveTest : public ::testing::Test {
     return {after_idle, got, reader->Finish()};
   }
 
+  std::unique_ptr<testing::LoopbackDaemon> daemon_;
   PlanRequest request_;
-  std::unique_ptr<Job> job_;
-  std::unique_ptr<PlannerService> service_;
-  std::unique_ptr<grpc::Server> server_;
+  Job* job_ = nullptr;
   int port_ = 0;
 };
 

@@ -165,6 +165,35 @@ TEST(PlanRoundsFaultsTest, AHungPlannerCannotHoldItsRoundPastTheDeadline) {
   EXPECT_EQ(recent[1].get(), plans[0].get());
 }
 
+// With no planner to fall back to, a hung one stays in use: later rounds get their fallback at
+// their deadline, and the calls that plan them return then too instead of queueing behind it.
+TEST(PlanRoundsFaultsTest, RoundsBehindAHungPlannerWithNoFallbackEndAtTheirDeadline) {
+  absl::Notification release;
+  PlannerRegistry registry = WithFaultyPlanners(&release);
+  const PlanRequest request = Case();
+  RoundsConfig config = ConfigFor(request, absl::Milliseconds(100));
+  config.registry = &registry;
+  std::unique_ptr<PlanRounds> rounds = *PlanRounds::Create(config, "hang");
+  std::thread first([&] { (void)rounds->ReportMatrix({0, 0}, request.load); });
+  absl::Cleanup let_go = [&] {
+    if (!release.HasBeenNotified()) release.Notify();
+    first.join();
+  };
+  absl::Notification second_returned;
+  absl::StatusOr<std::shared_ptr<const RoundPlan>> second = absl::UnknownError("unset");
+  std::thread later([&] {
+    second = rounds->ReportMatrix({0, 1}, request.load);
+    second_returned.Notify();
+  });
+  const bool returned = second_returned.WaitForNotificationWithTimeout(absl::Seconds(30));
+  std::move(let_go).Invoke();
+  later.join();
+  EXPECT_TRUE(returned) << "the second round's call waited for the hung planner";
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_TRUE((*second)->identity.fallback());
+  EXPECT_EQ(rounds->planner().name, "hang");
+}
+
 TEST(PlanRoundsFaultsTest, TheRoundsKeptStayWithinTheirMemoryLimit) {
   const PlanRequest request = Case();
   RoundsConfig config = ConfigFor(request, absl::Seconds(10));

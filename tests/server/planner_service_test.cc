@@ -7,9 +7,9 @@
 #include <numeric>
 #include <thread>
 
+#include "loopback_daemon.h"
 #include "taot/planner/plan_hash.h"
 #include "taot/planner/run_planner.h"
-#include "taot/sim/case_generator.h"
 #include "taot/wire/load_wire.h"
 #include "taot/wire/plan_wire.h"
 #include "taot/wire/scorecard_wire.h"
@@ -22,37 +22,19 @@ class PlannerServiceTest : public ::testing::Test {
   static constexpr int kMaxMessage = 64 << 10;
 
   void SetUp() override {
-    sim::CaseOptions o;
-    o.ranks = 8;
-    o.experts = 32;
-    o.ranks_per_node = 4;
-    o.imbalance = 0.6;
-    request_ = sim::GenerateCase(o)->request;
-    JobConfig config;
-    config.job_id = "job-1";
-    config.world_size = 8;
-    config.experts = request_.experts();
-    config.slots_per_rank = request_.slots_per_rank();
-    config.expert_bytes = request_.expert_bytes();
-    config.node_of_rank = request_.topology().node_of_rank();
-    config.round_timeout = absl::Milliseconds(200);
-    config.predictive = true;
-    job_ = *Job::Create(config);
-    planner_service_ = std::make_unique<PlannerService>(*job_);
-    admin_service_ = std::make_unique<AdminService>(*job_);
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(planner_service_.get());
-    builder.RegisterService(admin_service_.get());
-    builder.SetMaxReceiveMessageSize(kMaxMessage);
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials());
-    stub_ = taot::v1::Planner::NewStub(channel);
-    admin_ = taot::v1::Admin::NewStub(channel);
+    testing::LoopbackDaemonOptions options;
+    options.configure = [](JobConfig& config) {
+      config.round_timeout = absl::Milliseconds(200);
+      config.predictive = true;
+    };
+    options.build = [](grpc::ServerBuilder& builder) { builder.SetMaxReceiveMessageSize(kMaxMessage); };
+    daemon_ = testing::LoopbackDaemon::Start(options);
+    ASSERT_NE(daemon_, nullptr);
+    request_ = daemon_->request();
+    job_ = &daemon_->job();
+    stub_ = daemon_->PlannerStub();
+    admin_ = daemon_->AdminStub();
   }
-  void TearDown() override { server_->Shutdown(); }
 
   taot::v1::ReportLoadRequest Row(int rank, int64_t step, int layer) const {
     taot::v1::ReportLoadRequest r;
@@ -81,11 +63,9 @@ class PlannerServiceTest : public ::testing::Test {
     return stub_->ReportLoad(&context, request, &plan);
   }
 
+  std::unique_ptr<testing::LoopbackDaemon> daemon_;
   PlanRequest request_;
-  std::unique_ptr<Job> job_;
-  std::unique_ptr<PlannerService> planner_service_;
-  std::unique_ptr<AdminService> admin_service_;
-  std::unique_ptr<grpc::Server> server_;
+  Job* job_ = nullptr;
   std::unique_ptr<taot::v1::Planner::Stub> stub_;
   std::unique_ptr<taot::v1::Admin::Stub> admin_;
 };
@@ -251,44 +231,20 @@ TEST_F(PlannerServiceTest, StreamsCarryEveryLayerOfAMicrobatchInOneMessage) {
   }
 }
 
-// An EP8 job of its own on a loopback server, for tests that need another round timeout or a
-// token.
-struct LoneDaemon {
-  LoneDaemon(absl::Duration round_timeout, std::string token = "") {
-    sim::CaseOptions o;
-    o.ranks = 8;
-    o.experts = 32;
-    request = sim::GenerateCase(o)->request;
-    JobConfig config;
-    config.job_id = "job-1";
-    config.world_size = 8;
-    config.experts = 32;
-    config.node_of_rank = request.topology().node_of_rank();
-    config.round_timeout = round_timeout;
-    job = *Job::Create(config);
-    service = std::make_unique<PlannerService>(*job, std::move(token));
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(service.get());
-    server = builder.BuildAndStart();
-    stub = taot::v1::Planner::NewStub(
-        grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
-  }
-  ~LoneDaemon() { server->Shutdown(); }
-
-  PlanRequest request;
-  std::unique_ptr<Job> job;
-  std::unique_ptr<PlannerService> service;
-  std::unique_ptr<grpc::Server> server;
-  std::unique_ptr<taot::v1::Planner::Stub> stub;
-};
+// An EP8 job of its own, for tests that need another round timeout or a token.
+std::unique_ptr<testing::LoopbackDaemon> LoneDaemon(absl::Duration round_timeout, std::string token = "") {
+  testing::LoopbackDaemonOptions options;
+  options.configure = [round_timeout](JobConfig& config) { config.round_timeout = round_timeout; };
+  options.token = std::move(token);
+  return testing::LoopbackDaemon::Start(options);
+}
 
 TEST(PlannerServiceTokenTest, EveryPlanningCallWithoutTheTokenIsRefusedAndCountsNothing) {
-  LoneDaemon daemon(absl::Seconds(10), "s3cret");
-  const PlanRequest& request = daemon.request;
-  Job* job = daemon.job.get();
-  auto& stub = daemon.stub;
+  const auto daemon = LoneDaemon(absl::Seconds(10), "s3cret");
+  ASSERT_NE(daemon, nullptr);
+  const PlanRequest& request = daemon->request();
+  Job* job = &daemon->job();
+  const auto stub = daemon->PlannerStub();
   auto with = [](grpc::ClientContext& context, const std::string& token) {
     if (!token.empty()) context.AddMetadata("authorization", "Bearer " + token);
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
@@ -343,10 +299,11 @@ TEST(PlannerServiceTokenTest, EveryPlanningCallWithoutTheTokenIsRefusedAndCounts
 // Waiting ranks hold no thread and end when their call does: a shutdown past its grace does not
 // wait for rounds that would take an hour to time out.
 TEST(PlannerServiceShutdownTest, CallsWaitingForARoundEndAtTheShutdownDeadline) {
-  LoneDaemon daemon(absl::Hours(1));
-  const PlanRequest& request = daemon.request;
-  Job* job = daemon.job.get();
-  auto& stub = daemon.stub;
+  const auto daemon = LoneDaemon(absl::Hours(1));
+  ASSERT_NE(daemon, nullptr);
+  const PlanRequest& request = daemon->request();
+  Job* job = &daemon->job();
+  const auto stub = daemon->PlannerStub();
   grpc::Status unary_status, stream_status;
   std::thread unary([&] {
     taot::v1::ReportLoadRequest row;
@@ -377,7 +334,7 @@ TEST(PlannerServiceShutdownTest, CallsWaitingForARoundEndAtTheShutdownDeadline) 
   }
   ASSERT_EQ((*rounds)->RowsIn({0, 0}), 2);  // both calls are waiting for the round
   const auto start = std::chrono::steady_clock::now();
-  daemon.server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
+  daemon->server().Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
   unary.join();
   stream.join();

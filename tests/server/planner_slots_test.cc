@@ -41,6 +41,20 @@ class GatedPlanner final : public Planner {
   std::unique_ptr<Planner> none_;
 };
 
+// A slot whose planner is a GatedPlanner.
+std::shared_ptr<const PlannerSlot> GatedSlot(absl::Notification& entered, absl::Notification& open) {
+  PlannerRegistry registry;
+  EXPECT_TRUE(registry
+                  .Register({"gated", "none, once the test lets it", {}},
+                            [&](const PlannerParams&) -> absl::StatusOr<std::unique_ptr<Planner>> {
+                              return std::make_unique<GatedPlanner>(entered, open);
+                            })
+                  .ok());
+  PlannerSlots slots(registry, nullptr);
+  EXPECT_TRUE(slots.Set("gated", {}).ok());
+  return slots.current();
+}
+
 struct Dropped {
   std::string name;
   uint64_t version = 0;
@@ -118,7 +132,7 @@ TEST_F(PlannerSlotsTest, PlanRunsThePlannerAndScoresItsPlan) {
   PlannerSlots slots = Slots();
   ASSERT_TRUE(slots.Set("taot", {}).ok());
   const PlanRequest request = Case();
-  absl::StatusOr<ScoredPlan> scored = slots.current()->Plan(request);
+  absl::StatusOr<ScoredPlan> scored = slots.current()->Plan(request, absl::InfiniteFuture());
   ASSERT_TRUE(scored.ok()) << scored.status();
   const ScoredPlan direct = *RunPlanner(**PlannerRegistry::BuiltIn().Create("taot"), request);
   EXPECT_EQ(scored->plan.replicas, direct.plan.replicas);
@@ -127,26 +141,17 @@ TEST_F(PlannerSlotsTest, PlanRunsThePlannerAndScoresItsPlan) {
 
 TEST_F(PlannerSlotsTest, RenumberedSlotsTakeTurnsWithTheirPlanner) {
   absl::Notification entered, open;
-  PlannerRegistry registry;
-  ASSERT_TRUE(registry
-                  .Register({"gated", "none, once the test lets it", {}},
-                            [&](const PlannerParams&) -> absl::StatusOr<std::unique_ptr<Planner>> {
-                              return std::make_unique<GatedPlanner>(entered, open);
-                            })
-                  .ok());
-  PlannerSlots slots(registry, nullptr);
-  ASSERT_TRUE(slots.Set("gated", {}).ok());
-  const std::shared_ptr<const PlannerSlot> slot = slots.current();
+  const std::shared_ptr<const PlannerSlot> slot = GatedSlot(entered, open);
   const std::shared_ptr<const PlannerSlot> renumbered = slot->Renumbered(9);
   EXPECT_EQ(renumbered->version(), 9u);
   EXPECT_EQ(renumbered->name(), "gated");
   const PlanRequest request = Case();
   absl::StatusOr<ScoredPlan> first = absl::UnknownError("unset"), second = absl::UnknownError("unset");
   std::atomic<bool> second_done{false};
-  std::thread busy([&] { first = slot->Plan(request); });
+  std::thread busy([&] { first = slot->Plan(request, absl::InfiniteFuture()); });
   entered.WaitForNotification();
   std::thread waiting([&] {
-    second = renumbered->Plan(request);
+    second = renumbered->Plan(request, absl::InfiniteFuture());
     second_done = true;
   });
   absl::SleepFor(absl::Milliseconds(50));
@@ -156,6 +161,25 @@ TEST_F(PlannerSlotsTest, RenumberedSlotsTakeTurnsWithTheirPlanner) {
   waiting.join();
   EXPECT_TRUE(first.ok()) << first.status();
   EXPECT_TRUE(second.ok()) << second.status();
+}
+
+// A planner that hangs holds its turn: a caller is turned away at its deadline instead of
+// queueing behind it, and the turn is free again once the planner returns.
+TEST_F(PlannerSlotsTest, ACallerGivesUpOnABusyPlannerAtItsDeadline) {
+  absl::Notification entered, open;
+  const std::shared_ptr<const PlannerSlot> slot = GatedSlot(entered, open);
+  const PlanRequest request = Case();
+  absl::StatusOr<ScoredPlan> hung = absl::UnknownError("unset");
+  std::thread busy([&] { hung = slot->Plan(request, absl::InfiniteFuture()); });
+  entered.WaitForNotification();
+  const absl::StatusOr<ScoredPlan> turned_away = slot->Plan(request, absl::Now() + absl::Milliseconds(20));
+  EXPECT_EQ(turned_away.status().code(), absl::StatusCode::kDeadlineExceeded) << turned_away.status();
+  EXPECT_NE(turned_away.status().message().find("planner gated is still busy"), std::string::npos);
+  open.Notify();
+  busy.join();
+  EXPECT_TRUE(hung.ok()) << hung.status();
+  const absl::StatusOr<ScoredPlan> next = slot->Plan(request, absl::Now() + absl::Seconds(30));
+  EXPECT_TRUE(next.ok()) << next.status();
 }
 
 }  // namespace

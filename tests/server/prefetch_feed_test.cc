@@ -97,7 +97,7 @@ TEST(PrefetchFeedTest, PlacePublishesTheNextStepsReplicasAtTargetZero) {
   PrefetchFeed feed(true);
   std::vector<std::shared_ptr<const Prefetch>> got;
   feed.WhenPublished(0, [&](PrefetchFeed::Prefetches batch) { got = std::move(batch); });
-  feed.Place({9, 3}, request, *slots.current());
+  feed.Place({9, 3}, request, *slots.current(), absl::InfiniteFuture());
   ASSERT_EQ(got.size(), 1u);
   PlanRequest zero = request;
   zero.target_imbalance_pct = 0;

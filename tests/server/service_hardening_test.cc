@@ -14,9 +14,9 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "loopback_daemon.h"
 #include "taot/planner/case_json.h"
 #include "taot/server/planner_service.h"
-#include "taot/sim/case_generator.h"
 
 namespace taot::server {
 namespace {
@@ -75,34 +75,20 @@ PlannerRegistry WithThrowingPlanners() {
 class ServiceHardeningTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    sim::CaseOptions o;
-    o.ranks = 8;
-    o.experts = 32;
-    o.ranks_per_node = 4;
-    o.imbalance = 0.6;
-    request_ = sim::GenerateCase(o)->request;
-    JobConfig config;
-    config.job_id = "job-1";
-    config.world_size = 8;
-    config.experts = 32;
-    config.node_of_rank = request_.topology().node_of_rank();
-    config.round_timeout = absl::Seconds(10);  // rounds here plan complete, however slow the machine
-    config.observer = &counter_;
-    config.registry = &registry_;
-    job_ = *Job::Create(config);
-    planner_service_ = std::make_unique<PlannerService>(*job_, kToken);
-    admin_service_ = std::make_unique<AdminService>(*job_, kToken);
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(planner_service_.get());
-    builder.RegisterService(admin_service_.get());
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials());
+    testing::LoopbackDaemonOptions options;
+    options.configure = [this](JobConfig& config) {
+      config.round_timeout = absl::Seconds(10);  // rounds here plan complete, however slow the machine
+      config.observer = &counter_;
+      config.registry = &registry_;
+    };
+    options.token = kToken;
+    daemon_ = testing::LoopbackDaemon::Start(options);
+    ASSERT_NE(daemon_, nullptr);
+    request_ = daemon_->request();
+    job_ = &daemon_->job();
+    channel_ = daemon_->Channel();
     generic_ = std::make_unique<grpc::GenericStub>(channel_);
   }
-  void TearDown() override { server_->Shutdown(); }
 
   static void Prepare(grpc::ClientContext& context, bool token) {
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
@@ -161,11 +147,9 @@ class ServiceHardeningTest : public ::testing::Test {
 
   RequestCounter counter_;
   PlannerRegistry registry_ = WithThrowingPlanners();
+  std::unique_ptr<testing::LoopbackDaemon> daemon_;
   PlanRequest request_;
-  std::unique_ptr<Job> job_;
-  std::unique_ptr<PlannerService> planner_service_;
-  std::unique_ptr<AdminService> admin_service_;
-  std::unique_ptr<grpc::Server> server_;
+  Job* job_ = nullptr;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<grpc::GenericStub> generic_;
 };

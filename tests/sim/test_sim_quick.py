@@ -83,14 +83,25 @@ class QuickReport(unittest.TestCase):
                 self.assertAlmostEqual(float(row["speedup"]), 1.0, places=6)
             self.assertGreater(float(row["step_time_ms"]), 0)
 
-    def test_taot_is_at_least_as_fast_as_every_peer(self):
+    def test_the_summary_names_every_point_where_taot_is_not_fastest(self):
+        # Against the peers' real algorithms taot does not win everywhere (ECHO balances harder
+        # and plans faster where the model hides its transfers): the page must say so, point by
+        # point, and claim "all" only where taot wins or ties at every point.
+        with open(self.doc) as f:
+            lines = f.read().splitlines()
         for name, x in (("imbalance", "initial_pct"), ("scale", "ep"), ("slots", "slots")):
+            summary = next(line for line in lines if line.startswith(f"| {name} |"))
             points = {}
             for row in self.rows(name):
                 points.setdefault(row[x], {})[row["planner"]] = float(row["step_time_ms"])
+            losses = 0
             for point, times in points.items():
                 for planner, ms in times.items():
-                    self.assertLessEqual(times["taot"], ms * 1.0005, f"{name} {x}={point}: {planner}")
+                    if times["taot"] > ms * 1.0005:
+                        losses += 1
+                        self.assertIn(f"{planner} {ms:.2f} ms < taot {times['taot']:.2f} ms", summary,
+                                      f"{name} {x}={point}")
+            self.assertEqual("yes, all" in summary, losses == 0, summary)
 
     def test_plots_and_metadata(self):
         for name in EXPERIMENTS:

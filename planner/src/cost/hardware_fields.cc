@@ -45,6 +45,13 @@ HardwareSide SideOf(const HardwareField& field) {
 
 std::span<const HardwareField> HardwareFields() { return kFields; }
 
+std::variant<double*, int*> FieldIn(const HardwareField& field, ClusterSpec& cluster, ModelSpec& model) {
+  return std::visit(Overloaded{[&](double ClusterSpec::*m) -> std::variant<double*, int*> { return &(cluster.*m); },
+                               [&](int ClusterSpec::*m) -> std::variant<double*, int*> { return &(cluster.*m); },
+                               [&](int ModelSpec::*m) -> std::variant<double*, int*> { return &(model.*m); }},
+                    field.member);
+}
+
 std::string HardwareFieldKeys(HardwareSide side) {
   std::vector<std::string> keys;
   for (const HardwareField& f : kFields) {

@@ -24,16 +24,22 @@ void AddBuiltInPlanners(PlannerRegistry& registry) {
         "transfer (1)"}},
       MakeTaot);
   add({"taot-paper",
-       "TAOT as published: Sinkhorn hint, column-first matching, token auction",
+       "TAOT as its code does it (Loong-Megatron): Sinkhorn hint, K rounds of cold ranks proposing "
+       "experts, token auction; ignores target_imbalance_pct (the code has none)",
        {"sinkhorn_iterations: Sinkhorn iterations of the rank-level hint (50)",
         "auction_rounds: rounds of the token auction (300)", "auction_epsilon: price step of the token auction (1)",
         "hint_weight: weight of the rank-level hint in the placement score (0.1)"}},
       MakeTaotPaper);
-  add({"echo", "ECHO: tokens above the mean spill greedily into spare slots (topology-agnostic)", {}}, MakeEcho);
+  add({"echo",
+       "ECHO (its code): sorted spills laid against sorted spare room (next fit), K largest chunks per "
+       "rank, breadth- then depth-first token split; topology-agnostic; ignores target_imbalance_pct",
+       {}},
+      MakeEcho);
   add({"llep",
-       "LLEP: experts by load, home up to a cap, overflow to the least-loaded GPU",
-       {"capacity_factor: home cap as a multiple of the mean load (1.1)",
-        "min_chunk: smallest overflow chunk sent to a GPU, in tokens (128)"}},
+       "LLEP (its compute_llep_lpt_plan): experts by load, each GPU up to a cap counting its pending "
+       "natives, overflow to the least-loaded GPU with a free slot; ignores target_imbalance_pct",
+       {"max_tokens_factor: the cap as a multiple of total // ranks (1.1)",
+        "min_tokens_per_gemm: smallest chunk sent to a helper GPU unless it is the last, in tokens (1024)"}},
       MakeLlep);
   add({"eplb",
        "EPLB's own code (rebalance_experts): re-packs every expert onto E + R*K slots from expert totals; "

@@ -6,8 +6,7 @@
 //   expert weighs the same) come out in libstdc++'s introsort order. SortDescending runs the same
 //   std::sort on the same pairs in the same start order, and so gets the same permutation.
 // - Tensor.max(dim).indices returns the first maximum; Python's min(key=...) the first minimum.
-// Group sums are exact int64 sums rounded once to float; torch sums float32 in blocks, which is
-// the same value while every partial sum stays below 2^24 (all the fixtures: at most 2.1M tokens).
+// - Group sums are float32 sums in ATen's cascade order (TorchSum), as weight.unflatten().sum(-1).
 #include "planners/eplb_rebalance.h"
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "planners/torch_float_order.h"
 
 namespace taot::planners {
 namespace {
@@ -103,8 +103,7 @@ absl::Status CheckShape(int experts, const EplbShape& s) {
 }
 
 // rebalance_experts_hierarchical for one layer.
-absl::StatusOr<EplbLayout> Hierarchical(const std::vector<float>& weight, std::span<const int64_t> exact,
-                                        const EplbShape& s) {
+absl::StatusOr<EplbLayout> Hierarchical(const std::vector<float>& weight, const EplbShape& s) {
   const int experts = static_cast<int>(weight.size());
   if (absl::Status status = CheckShape(experts, s); !status.ok()) return status;
   const int group_size = experts / s.num_groups;
@@ -116,9 +115,7 @@ absl::StatusOr<EplbLayout> Hierarchical(const std::vector<float>& weight, std::s
   // Step 1: groups to nodes. "mlog" numbers experts node by node, in the order groups landed.
   std::vector<float> group_weight(static_cast<size_t>(s.num_groups));
   for (int g = 0; g < s.num_groups; ++g) {
-    int64_t sum = 0;
-    for (int k = 0; k < group_size; ++k) sum += exact[g * group_size + k];
-    group_weight[g] = static_cast<float>(sum);
+    group_weight[g] = TorchSum(std::span(weight).subspan(static_cast<size_t>(g) * group_size, group_size));
   }
   const Packing groups = BalancedPacking(group_weight, s.num_nodes);
   std::vector<int> log2mlog(static_cast<size_t>(experts));
@@ -170,8 +167,8 @@ absl::StatusOr<EplbLayout> RebalanceExperts(std::span<const int64_t> weight, con
   std::vector<float> as_float(weight.size());
   for (size_t e = 0; e < weight.size(); ++e) as_float[e] = static_cast<float>(weight[e]);
   // The peer's own fallback: groups that do not split over the nodes give the global policy.
-  if (shape.num_groups % shape.num_nodes == 0) return Hierarchical(as_float, weight, shape);
-  return Hierarchical(as_float, weight, {shape.num_replicas, 1, 1, shape.num_gpus});
+  if (shape.num_groups % shape.num_nodes == 0) return Hierarchical(as_float, shape);
+  return Hierarchical(as_float, {shape.num_replicas, 1, 1, shape.num_gpus});
 }
 
 }  // namespace taot::planners

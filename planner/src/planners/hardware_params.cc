@@ -13,13 +13,13 @@ namespace {
 // Reads one field's override into `hw`, keeping the preset's value when the key is absent.
 void ReadField(ParamReader& reader, const HardwareField& f, Hardware& hw) {
   const std::string key(f.key);
-  if (const auto* m = std::get_if<double ClusterSpec::*>(&f.member)) {
-    hw.cluster.** m = reader.Double(key, hw.cluster.**m, f.min, f.max);
-    return;
+  const std::variant<double*, int*> value = FieldIn(f, hw.cluster, hw.model);
+  if (double* const* d = std::get_if<double*>(&value)) {
+    **d = reader.Double(key, **d, f.min, f.max);
+  } else {
+    int& i = *std::get<int*>(value);
+    i = static_cast<int>(reader.Int(key, i, static_cast<int64_t>(f.min), static_cast<int64_t>(f.max)));
   }
-  int& field = std::holds_alternative<int ClusterSpec::*>(f.member) ? hw.cluster.*std::get<int ClusterSpec::*>(f.member)
-                                                                    : hw.model.*std::get<int ModelSpec::*>(f.member);
-  field = static_cast<int>(reader.Int(key, field, static_cast<int64_t>(f.min), static_cast<int64_t>(f.max)));
 }
 
 }  // namespace

@@ -1,97 +1,448 @@
-// TAOT as published (arXiv 2608.03676; BACKGROUND.md §2), for side-by-side comparison with our
-// `taot`. Three phases:
-// 1. rank level: supply max(l_h - mean, 0) on hot ranks, demand max(mean - l_c, 0) on cold
-//    ranks; entropic OT with the Gibbs kernel exp(-W / epsilon), epsilon = the inter-node cost
-//    (λ), 50 Sinkhorn iterations, then each column capped to its demand: the hint T[h][c];
-// 2. expert level: each hot rank's spill (its load above the mean) is attributed to its
-//    heaviest experts; score(e, r) = min(spill_e, spare_r) + α·bonus(home(e), r)
-//    + 0.1·α·hint(home(e), r) with α the mean tokens per expert, bonus 1 intra-node, 1/λ
-//    inter-node; column-first matching: K rounds, in each every cold rank proposes its best
-//    expert and each expert keeps its best proposer (a rank turned down proposes to its next
-//    choice within the round, so each round is a full matching);
-// 3. token level: per replicated expert, guest slots bid for source ranks on bonus - price;
-//    each source goes to its highest bidder, whose price rises by ε = 1; 300 rounds.
+// TAOT as its code does it: a port of Zachary-wW/Loong-Megatron at
+// 3a487c1cd33afc157f7b9a06394d9562b26dbe80, megatron/core/transformer/moe/offloading_planner.py,
+// the PyTorch path (not the Triton kernels) of `_get_sinkhorn_statics` and
+// `gen_assignment_sinkhorn` (phases 1 and 2), then `auction_allocation` (phase 3): the module's
+// `assignment_algorithm = "auction"` branch, with ranks_per_node taken from our topology's nodes,
+// topo_inter_cost = λ, the inter-node bonus 1/λ in both places, 50 Sinkhorn iterations,
+// epsilon = 1 and 300 auction rounds (docs/planners.md, tests/data/peers).
 //
-// Where the paper is silent we chose: the hint enters the score as T[h][c] / supply_h (a
-// fraction in [0, 1]); a general cost matrix uses bonus = min(1, intra / cost) and epsilon =
-// its largest entry; in the auction a source on the guest's node has bonus 1, others 1/λ, and
-// a won source gives its winner as many tokens as both still have. Rounds after every slot is
-// served change nothing, so they are skipped (the result is the same as running all 300).
+// 1. Rank level: each rank's load above (hot) and below (cold) the mean; hot supply scaled down
+//    to the total demand; Sinkhorn on the Gibbs kernel M = exp(-1/λ) inside a node, exp(-1)
+//    across; each column of the plan T capped to its rank's demand. The hint of expert e on
+//    rank r is T[home(e)][r] / max(excess of home(e), 1).
+// 2. Expert level: a hot rank's experts sorted by load, ascending; an expert's spill is what its
+//    prefix sum puts above the mean. K rounds of R inner steps: each cold rank not yet matched in
+//    the round proposes the expert of best score min(spill, spare) + α·bonus + 0.1·α·hint (α =
+//    mean / experts per rank; bonus 1 inside the home's node, 1/λ across, 0 at home); each
+//    proposed expert takes its best proposer and gives it min(spill, spare). Only the rank drops
+//    out of the round: the expert may be matched again in a later step of the same round, so one
+//    expert can land on up to R - 1 ranks in one round. A rank gets at most one expert per round
+//    and never one it already holds. Round k of rank r is slot r·K + k; its token amount is cut
+//    down to an integer (a slot whose amount is below one token stays empty).
+// 3. Token level: an auction over the slots: each slot asks the source rank of best bonus - price
+//    (1 from the slot's node, 1/λ from elsewhere, 0 from the slot's own rank) that still has
+//    tokens of its expert; each source serves the best slot that asked it, min(its tokens, the
+//    slot's need), and a source that gave gets 1 dearer, for every expert alike. 300 rounds.
+//
+// Arithmetic is float32 where the peer's tensors are (torch's default dtype), in the order
+// torch 1.13's CPU kernels use (torch_float_order.h): the scores have many exact ties (hot ranks
+// of one node get the same hint), so float rounding decides which expert a rank proposes.
+// Where an earlier tie cannot be told apart the peer's torch.topk takes the first index (E >= 64)
+// or the one std::nth_element leaves in front (E < 64), and every argmax/max takes the first.
+// Sums below 2^24 tokens are exact in float32 as in torch. Loops that change nothing more stop
+// early (a step with no proposal, an auction round in which no source gives): the result is the
+// same as running them all.
+//
+// Deviations. The peer has no target: a request's target_imbalance_pct is ignored. It cannot
+// run with K = 0 (IndexError taking the best slot over an empty axis): ours returns the empty
+// plan. Resident replicas are not reused (the peer plans from scratch). On a cost matrix that is
+// not a two-level tree, λ is the largest cost between nodes over the largest inside one.
 #include <algorithm>
 #include <cmath>
-#include <numeric>
+#include <span>
+#include <utility>
 
 #include "planners/builtin.h"
 #include "planners/params.h"
-#include "planners/plan_building.h"
-#include "taot/planner/solvers/sinkhorn.h"
+#include "planners/torch_float_order.h"
 
 namespace taot::planners {
 namespace {
 
+// The peer's -INF (1e9) in its masked scores.
+constexpr float kMasked = -1e9f;
+// The peer's EPS under every Sinkhorn division.
+constexpr float kSinkhornFloor = 1e-8f;
+
 struct PaperParams {
   int sinkhorn_iterations = 50;
   int auction_rounds = 300;
-  double auction_epsilon = 1.0;
-  double hint_weight = 0.1;
+  float auction_epsilon = 1.0f;
+  float hint_weight = 0.1f;
 };
 
-double MaxCost(const Topology& topo) {
-  if (topo.tree_costs()) return topo.tree_costs()->inter;
-  double m = 0;
+// λ: the inter-node cost in units of the intra-node one (the peer knows only this ratio).
+double InterNodeRatio(const Topology& topo) {
+  if (const auto& tree = topo.tree_costs(); tree && tree->intra > 0) return tree->inter / tree->intra;
+  double intra = 0, inter = 0;
   for (int a = 0; a < topo.ranks(); ++a) {
-    for (int b = 0; b < topo.ranks(); ++b) m = std::max(m, topo.cost(a, b));
+    for (int b = 0; b < topo.ranks(); ++b) {
+      if (a == b) continue;
+      double& side = topo.same_node(a, b) ? intra : inter;
+      side = std::max(side, topo.cost(a, b));
+    }
+  }
+  return intra > 0 && inter > 0 ? inter / intra : kDefaultInterNodeCost;
+}
+
+// Bonus of moving toward rank `to` from rank `from`: 1 inside a node, 1/λ across, 0 on itself.
+float TopologyBonus(const Topology& topo, int from, int to, float inter_bonus) {
+  if (from == to) return 0.0f;
+  return topo.same_node(from, to) ? 1.0f : inter_bonus;
+}
+
+// Phase 1's per-rank statistics, float32 as gen_assignment_sinkhorn has them.
+struct RankExcess {
+  std::vector<float> expert_load;  // count_tokens_per_expert
+  float mean = 0;
+  std::vector<float> excess;  // hot_excess
+  std::vector<float> spare;   // spare_cap
+};
+
+RankExcess MeasureExcess(const PlanRequest& request) {
+  const int R = request.ranks();
+  const int E = request.experts();
+  const int per_rank = request.experts_per_rank();
+  RankExcess m;
+  m.expert_load.resize(static_cast<size_t>(E));
+  for (int e = 0; e < E; ++e) {
+    int64_t total = 0;  // the int64 column sum, then one conversion, as load.sum(0).float()
+    for (int s = 0; s < R; ++s) total += request.load.at(s, e);
+    m.expert_load[e] = static_cast<float>(total);
+  }
+  std::vector<float> rank_load(static_cast<size_t>(R));
+  for (int r = 0; r < R; ++r) {
+    rank_load[r] = TorchSum(std::span<const float>(m.expert_load).subspan(static_cast<size_t>(r) * per_rank, per_rank));
+  }
+  m.mean = TorchSum(rank_load) / static_cast<float>(R);
+  m.excess.resize(static_cast<size_t>(R));
+  m.spare.resize(static_cast<size_t>(R));
+  for (int r = 0; r < R; ++r) {
+    m.excess[r] = std::max(rank_load[r] - m.mean, 0.0f);
+    m.spare[r] = std::max(m.mean - rank_load[r], 0.0f);
   }
   return m;
 }
 
-// Placement preference: 1 intra-node, 1/λ inter-node, 0 on the same rank.
-double Bonus(const Topology& topo, int from, int to) {
-  if (from == to) return 0;
-  const double intra = topo.tree_costs() ? topo.tree_costs()->intra : kIntraNodeCost;
-  const double c = topo.cost(from, to);
-  return c <= intra ? 1.0 : intra / c;
+// The Gibbs kernel M (R x R, row-major) of `_get_sinkhorn_statics`.
+std::vector<float> GibbsKernel(const Topology& topo, double lambda) {
+  const int R = topo.ranks();
+  const float intra = std::exp(static_cast<float>(-1.0 / lambda));
+  const float inter = std::exp(-1.0f);
+  std::vector<float> kernel(static_cast<size_t>(R) * R);
+  for (int a = 0; a < R; ++a) {
+    for (int b = 0; b < R; ++b) kernel[static_cast<size_t>(a) * R + b] = topo.same_node(a, b) ? intra : inter;
+  }
+  return kernel;
 }
 
-// One round of column-first matching: every cold rank with a free slot and room proposes to
-// the experts with spill in decreasing score; an expert keeps its best proposer so far and a
-// displaced rank proposes to its next choice (deferred acceptance), so the round ends in a
-// stable one-to-one matching. Returns, per expert, the cold rank it keeps (or -1).
-template <typename Score>
-std::vector<int> ColumnFirstRound(const PlanRequest& request, const std::vector<int>& hot, const std::vector<int>& cold,
-                                  const std::vector<double>& spill, const std::vector<double>& spare,
-                                  const std::vector<int>& slots_used, const std::vector<char>& holds, Score score) {
+// torch.mv(M, x) (transposed = false) or torch.mv(M.t(), x): the BLAS sgemv both reach adds the
+// products in index order from zero.
+std::vector<float> KernelTimes(const std::vector<float>& kernel, const std::vector<float>& x, bool transposed) {
+  const size_t R = x.size();
+  std::vector<float> y(R, 0.0f);
+  for (size_t i = 0; i < R; ++i) {
+    float sum = 0;
+    for (size_t j = 0; j < R; ++j) sum = sum + (transposed ? kernel[j * R + i] : kernel[i * R + j]) * x[j];
+    y[i] = sum;
+  }
+  return y;
+}
+
+// Phase 1: the rank-level transport plan T (R x R), each column capped to its demand.
+std::vector<float> RankTransport(const std::vector<float>& kernel, const RankExcess& m, int iterations) {
+  const size_t R = m.excess.size();
+  const float scale = std::min(TorchSum(m.spare) / std::max(TorchSum(m.excess), 1.0f), 1.0f);
+  std::vector<float> supply(R);
+  for (size_t i = 0; i < R; ++i) supply[i] = m.excess[i] * scale;
+  std::vector<float> u(R, 1.0f), v(R, 1.0f);
+  for (int it = 0; it < iterations; ++it) {
+    const std::vector<float> mv = KernelTimes(kernel, v, false);
+    for (size_t i = 0; i < R; ++i) u[i] = supply[i] / std::max(mv[i], kSinkhornFloor);
+    const std::vector<float> mtu = KernelTimes(kernel, u, true);
+    for (size_t j = 0; j < R; ++j) v[j] = m.spare[j] / std::max(mtu[j], kSinkhornFloor);
+  }
+  std::vector<float> plan(R * R);
+  for (size_t i = 0; i < R; ++i) {
+    for (size_t j = 0; j < R; ++j) plan[i * R + j] = u[i] * kernel[i * R + j] * v[j];
+  }
+  const std::vector<float> columns = TorchColumnSums(plan, static_cast<int64_t>(R), static_cast<int64_t>(R));
+  for (size_t j = 0; j < R; ++j) {
+    const float cap = std::min(m.spare[j] / std::max(columns[j], kSinkhornFloor), 1.0f);
+    for (size_t i = 0; i < R; ++i) plan[i * R + j] = plan[i * R + j] * cap;
+  }
+  return plan;
+}
+
+// Phase 2's spill: per rank, experts sorted by load ascending (torch.sort: std::sort on (load,
+// index), so equal loads keep the order libstdc++ leaves them in); each takes the growth of the
+// prefix sum's excess over the mean. torch's cumsum adds in double and rounds each prefix.
+std::vector<float> ExpertSpill(const RankExcess& m, int ranks, int per_rank) {
+  std::vector<float> spill(m.expert_load.size(), 0.0f);
+  std::vector<std::pair<float, int>> local(static_cast<size_t>(per_rank));
+  for (int r = 0; r < ranks; ++r) {
+    for (int i = 0; i < per_rank; ++i) local[i] = {m.expert_load[r * per_rank + i], r * per_rank + i};
+    std::sort(local.begin(), local.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    double prefix = 0;
+    float previous = 0;
+    for (int i = 0; i < per_rank; ++i) {
+      prefix += local[i].first;
+      const float excess = std::max(static_cast<float>(prefix) - m.mean, 0.0f);
+      spill[local[i].second] = i == 0 ? excess : excess - previous;
+      previous = excess;
+    }
+  }
+  return spill;
+}
+
+// Round k's match of rank r: its slot r·K + k serves `expert` with `tokens` (0: empty; expert 0
+// then, as the peer's argmax over an all-zero column).
+struct SlotFill {
+  int expert = 0;
+  int64_t tokens = 0;
+};
+
+// Phase 2's state across its K rounds.
+class SlotMatcher {
+ public:
+  SlotMatcher(const PlanRequest& request, const RankExcess& m, const std::vector<float>& transport, float inter_bonus,
+              float hint_weight);
+  // One round: the expert (and float amount) each rank got, -1 where none.
+  void Round(std::vector<int>& expert_of_rank, std::vector<float>& amount_of_rank);
+
+ private:
+  bool Valid(int e, int r) const;
+  float Score(int e, int r) const;
+  // The expert rank r proposes (torch.topk over its column), or -1 when it has no valid one.
+  int Propose(int r);
+  // One inner step; false when no rank proposed (the remaining steps would change nothing).
+  bool Step(std::vector<int>& expert_of_rank, std::vector<float>& amount_of_rank);
+
+  const int R_, E_, per_rank_;
+  std::vector<char> hot_expert_;
+  std::vector<float> bonus_term_, hint_term_;  // α·bonus, 0.1·α·hint, per (home, rank)
+  std::vector<float> spill_, spare_;
+  std::vector<char> used_;  // (expert, rank) matched in an earlier round
+  std::vector<char> matched_;
+  std::vector<float> column_;
+  std::vector<int> proposal_;
+};
+
+SlotMatcher::SlotMatcher(const PlanRequest& request, const RankExcess& m, const std::vector<float>& transport,
+                         float inter_bonus, float hint_weight)
+    : R_(request.ranks()),
+      E_(request.experts()),
+      per_rank_(request.experts_per_rank()),
+      hot_expert_(static_cast<size_t>(E_)),
+      bonus_term_(static_cast<size_t>(R_) * R_),
+      hint_term_(static_cast<size_t>(R_) * R_),
+      spill_(ExpertSpill(m, R_, per_rank_)),
+      spare_(m.spare),
+      used_(static_cast<size_t>(E_) * R_, 0),
+      matched_(static_cast<size_t>(R_), 0),
+      column_(static_cast<size_t>(E_)),
+      proposal_(static_cast<size_t>(R_)) {
+  const Topology& topo = request.topology();
+  const float alpha = m.mean / static_cast<float>(std::max(per_rank_, 1));
+  const float hint_alpha = alpha * hint_weight;
+  for (int h = 0; h < R_; ++h) {
+    const float budget = std::max(m.excess[h], 1.0f);
+    for (int r = 0; r < R_; ++r) {
+      const size_t i = static_cast<size_t>(h) * R_ + r;
+      bonus_term_[i] = alpha * TopologyBonus(topo, h, r, inter_bonus);
+      hint_term_[i] = hint_alpha * (transport[i] / budget);
+    }
+  }
+  for (int e = 0; e < E_; ++e) hot_expert_[e] = m.excess[e / per_rank_] > 0.0f;
+}
+
+bool SlotMatcher::Valid(int e, int r) const {
+  return hot_expert_[e] && e / per_rank_ != r && !used_[static_cast<size_t>(e) * R_ + r] && !matched_[r] &&
+         spare_[r] > 0.0f && spill_[e] > 0.0f;
+}
+
+float SlotMatcher::Score(int e, int r) const {
+  const size_t i = static_cast<size_t>(e / per_rank_) * R_ + r;
+  return (std::min(spill_[e], spare_[r]) + bonus_term_[i]) + hint_term_[i];
+}
+
+int SlotMatcher::Propose(int r) {
+  bool any = false;
+  for (int e = 0; e < E_; ++e) {
+    const bool valid = Valid(e, r);
+    column_[e] = valid ? Score(e, r) : kMasked;
+    any = any || valid;
+  }
+  return any ? static_cast<int>(TorchTopOne(column_)) : -1;
+}
+
+bool SlotMatcher::Step(std::vector<int>& expert_of_rank, std::vector<float>& amount_of_rank) {
+  bool any = false;
+  for (int r = 0; r < R_; ++r) {
+    proposal_[r] = matched_[r] || spare_[r] <= 0.0f ? -1 : Propose(r);
+    any = any || proposal_[r] >= 0;
+  }
+  if (!any) return false;
+  // Each proposed expert's best proposer (the first on equal scores), from this step's state.
+  std::vector<std::pair<int, float>> best(static_cast<size_t>(E_), {-1, 0.0f});
+  for (int r = 0; r < R_; ++r) {
+    const int e = proposal_[r];
+    if (e < 0) continue;
+    const float score = Score(e, r);
+    if (best[e].first < 0 || score > best[e].second) best[e] = {r, score};
+  }
+  for (int e = 0; e < E_; ++e) {
+    const int r = best[e].first;
+    if (r < 0) continue;
+    const float give = std::min(spill_[e], spare_[r]);
+    expert_of_rank[r] = e;
+    amount_of_rank[r] = give;
+    matched_[r] = give > 0.0f;
+    spill_[e] = std::max(spill_[e] - give, 0.0f);
+    spare_[r] = std::max(spare_[r] - give, 0.0f);
+  }
+  return true;
+}
+
+void SlotMatcher::Round(std::vector<int>& expert_of_rank, std::vector<float>& amount_of_rank) {
+  std::fill(expert_of_rank.begin(), expert_of_rank.end(), -1);
+  std::fill(amount_of_rank.begin(), amount_of_rank.end(), 0.0f);
+  std::fill(matched_.begin(), matched_.end(), 0);
+  for (int step = 0; step < R_; ++step) {
+    if (!Step(expert_of_rank, amount_of_rank)) break;
+  }
+  for (int r = 0; r < R_; ++r) {
+    if (expert_of_rank[r] >= 0 && amount_of_rank[r] > 0.0f) used_[static_cast<size_t>(expert_of_rank[r]) * R_ + r] = 1;
+  }
+}
+
+// Phases 1 and 2: what each slot r·K + k serves.
+std::vector<SlotFill> FillSlots(const PlanRequest& request, double lambda, const PaperParams& params) {
   const int R = request.ranks();
-  const int per_rank = request.experts_per_rank();
-  std::vector<std::vector<std::pair<double, int>>> wishes(static_cast<size_t>(R));
-  std::vector<int> free_ranks;
-  for (int c : cold) {
-    if (spare[c] < 1 || slots_used[c] >= request.slots_per_rank()) continue;
-    for (int h : hot) {
-      for (int e = h * per_rank; e < (h + 1) * per_rank; ++e) {
-        if (spill[e] >= 1 && !holds[static_cast<size_t>(e) * R + c]) wishes[c].push_back({score(e, c), e});
+  const int K = request.slots_per_rank();
+  const RankExcess m = MeasureExcess(request);
+  const std::vector<float> transport =
+      RankTransport(GibbsKernel(request.topology(), lambda), m, params.sinkhorn_iterations);
+  SlotMatcher matcher(request, m, transport, static_cast<float>(1.0 / lambda), params.hint_weight);
+  std::vector<SlotFill> slots(static_cast<size_t>(R) * K);
+  std::vector<int> expert_of_rank(static_cast<size_t>(R));
+  std::vector<float> amount_of_rank(static_cast<size_t>(R));
+  for (int k = 0; k < K; ++k) {
+    matcher.Round(expert_of_rank, amount_of_rank);
+    for (int r = 0; r < R; ++r) {
+      // count_matrix.long(): truncation, so less than one token leaves the slot empty.
+      const auto tokens = static_cast<int64_t>(amount_of_rank[r]);
+      if (expert_of_rank[r] >= 0 && tokens > 0) slots[static_cast<size_t>(r) * K + k] = {expert_of_rank[r], tokens};
+    }
+  }
+  return slots;
+}
+
+// Phase 3, `auction_allocation`: tokens from source ranks to slots.
+//
+// As in the peer, a slot that no source can serve (all masked) counts as asking rank 0, so rank 0
+// may serve slot 0 in a round where slot 0 asked another rank; two sources then serve one slot,
+// and rank 0 takes the excess back (its serve is min(tokens, need), and the need went negative)
+// the next time nothing else asks it. Supply never goes negative, so neither does a source's
+// total for an expert, and no flow ends negative.
+class TokenAuction {
+ public:
+  TokenAuction(const PlanRequest& request, const std::vector<SlotFill>& slots, float inter_bonus);
+  // One round; false when no source gave (every later round would be the same).
+  bool Round(float epsilon);
+  int64_t flow(int source, int slot) const { return flow_[static_cast<size_t>(source) * S_ + slot]; }
+
+ private:
+  int64_t& supply(int source, int slot) { return supply_[static_cast<size_t>(slots_[slot].expert) * R_ + source]; }
+  // Step 1: each slot asks its favourite source (the first on equal values).
+  void Ask();
+  // Step 2: each source serves the best slot that asked it (the first on equal values; slot 0
+  // when only masked ones did).
+  void Serve();
+
+  const int R_, K_, S_;
+  const std::vector<SlotFill>& slots_;
+  std::vector<float> bonus_;     // per (slot's rank, source)
+  std::vector<int64_t> supply_;  // per (expert, source): the load, transposed
+  std::vector<int64_t> need_;
+  std::vector<float> price_;
+  std::vector<int64_t> flow_;  // per (source, slot)
+  std::vector<int> asked_, served_;
+  std::vector<float> ask_value_, serve_value_;
+  std::vector<char> has_request_;
+  std::vector<int64_t> give_;
+};
+
+TokenAuction::TokenAuction(const PlanRequest& request, const std::vector<SlotFill>& slots, float inter_bonus)
+    : R_(request.ranks()),
+      K_(request.slots_per_rank()),
+      S_(R_ * K_),
+      slots_(slots),
+      bonus_(static_cast<size_t>(R_) * R_),
+      supply_(static_cast<size_t>(request.experts()) * R_),
+      need_(static_cast<size_t>(S_)),
+      price_(static_cast<size_t>(R_), 0.0f),
+      flow_(static_cast<size_t>(R_) * S_, 0),
+      asked_(static_cast<size_t>(S_)),
+      served_(static_cast<size_t>(R_)),
+      ask_value_(static_cast<size_t>(S_)),
+      serve_value_(static_cast<size_t>(R_)),
+      has_request_(static_cast<size_t>(R_)),
+      give_(static_cast<size_t>(R_)) {
+  for (int to = 0; to < R_; ++to) {
+    for (int from = 0; from < R_; ++from) {
+      bonus_[static_cast<size_t>(to) * R_ + from] = TopologyBonus(request.topology(), from, to, inter_bonus);
+    }
+  }
+  for (int source = 0; source < R_; ++source) {
+    for (int e = 0; e < request.experts(); ++e) {
+      supply_[static_cast<size_t>(e) * R_ + source] = request.load.at(source, e);
+    }
+  }
+  for (int s = 0; s < S_; ++s) need_[s] = slots[s].tokens;
+}
+
+void TokenAuction::Ask() {
+  for (int s = 0; s < S_; ++s) {
+    asked_[s] = 0;
+    ask_value_[s] = kMasked;
+    if (need_[s] <= 0) continue;
+    const int64_t* supply = &supply_[static_cast<size_t>(slots_[s].expert) * R_];
+    const float* bonus = &bonus_[static_cast<size_t>(s / K_) * R_];
+    for (int r = 0; r < R_; ++r) {
+      const float value = supply[r] > 0 ? bonus[r] - price_[r] : kMasked;
+      if (r == 0 || value > ask_value_[s]) {
+        asked_[s] = r;
+        ask_value_[s] = value;
       }
     }
-    std::stable_sort(wishes[c].begin(), wishes[c].end(),
-                     [](const auto& a, const auto& b) { return a.first > b.first; });
-    free_ranks.push_back(c);
   }
-  std::vector<int> holder(static_cast<size_t>(request.experts()), -1);
-  std::vector<double> held_score(static_cast<size_t>(request.experts()), 0);
-  std::vector<size_t> next(static_cast<size_t>(R), 0);
-  while (!free_ranks.empty()) {
-    const int c = free_ranks.back();
-    free_ranks.pop_back();
-    while (next[c] < wishes[c].size()) {
-      const auto [value, e] = wishes[c][next[c]++];
-      if (holder[e] >= 0 && value <= held_score[e]) continue;
-      if (holder[e] >= 0) free_ranks.push_back(holder[e]);
-      holder[e] = c;
-      held_score[e] = value;
-      break;
+}
+
+void TokenAuction::Serve() {
+  std::fill(has_request_.begin(), has_request_.end(), 0);
+  for (int r = 0; r < R_; ++r) {
+    served_[r] = 0;
+    serve_value_[r] = asked_[0] == r ? ask_value_[0] : kMasked;
+  }
+  for (int s = 0; s < S_; ++s) {
+    const int r = asked_[s];
+    has_request_[r] = 1;
+    if (ask_value_[s] > serve_value_[r]) {
+      served_[r] = s;
+      serve_value_[r] = ask_value_[s];
     }
   }
-  return holder;
+}
+
+bool TokenAuction::Round(float epsilon) {
+  Ask();
+  Serve();
+  // Steps 3 and 4: every serve from the state before any of them.
+  bool any = false;
+  for (int r = 0; r < R_; ++r) {
+    give_[r] = has_request_[r] ? std::min(supply(r, served_[r]), need_[served_[r]]) : 0;
+    any = any || give_[r] != 0;
+  }
+  for (int r = 0; r < R_; ++r) {
+    const int s = served_[r];
+    flow_[static_cast<size_t>(r) * S_ + s] += give_[r];
+    supply(r, s) -= give_[r];
+    need_[s] -= give_[r];
+    // Step 5: a source that gave gets dearer, for every expert alike.
+    if (give_[r] > 0) price_[r] = price_[r] + epsilon;
+  }
+  return any;
 }
 
 class TaotPaperPlanner final : public Planner {
@@ -101,172 +452,28 @@ class TaotPaperPlanner final : public Planner {
   absl::StatusOr<Plan> MakePlan(const PlanRequest& request) override;
 
  private:
-  struct Placed {
-    int expert;
-    int rank;
-    int64_t tokens;
-  };
-  std::vector<double> RankHint(const PlanRequest& request, const std::vector<double>& supply,
-                               const std::vector<double>& demand, const std::vector<int>& hot,
-                               const std::vector<int>& cold) const;
-  void Auction(const PlanRequest& request, int expert, const std::vector<Placed>& guests, Plan& plan) const;
-
   PaperParams params_;
 };
 
-std::vector<double> TaotPaperPlanner::RankHint(const PlanRequest& request, const std::vector<double>& supply,
-                                               const std::vector<double>& demand, const std::vector<int>& hot,
-                                               const std::vector<int>& cold) const {
-  const size_t H = hot.size(), C = cold.size();
-  std::vector<double> a(H), b(C), w(H * C);
-  for (size_t i = 0; i < H; ++i) a[i] = supply[hot[i]];
-  for (size_t j = 0; j < C; ++j) b[j] = demand[cold[j]];
-  const Topology& topo = request.topology();
-  for (size_t i = 0; i < H; ++i) {
-    for (size_t j = 0; j < C; ++j) w[i * C + j] = topo.cost(hot[i], cold[j]);
-  }
-  std::vector<double> t = Sinkhorn(a, b, w, MaxCost(topo), params_.sinkhorn_iterations);
-  for (size_t j = 0; j < C; ++j) {
-    double column = 0;
-    for (size_t i = 0; i < H; ++i) column += t[i * C + j];
-    if (column > b[j] && column > 0) {
-      for (size_t i = 0; i < H; ++i) t[i * C + j] *= b[j] / column;
-    }
-  }
-  return t;
-}
-
-void TaotPaperPlanner::Auction(const PlanRequest& request, int expert, const std::vector<Placed>& guests,
-                               Plan& plan) const {
-  const Topology& topo = request.topology();
-  const std::vector<int>& node_of = topo.node_of_rank();
-  const int R = request.ranks();
-  const double inter_bonus = 1.0 / MaxCost(topo);
-  std::vector<int64_t> left(static_cast<size_t>(R));
-  for (int s = 0; s < R; ++s) left[s] = request.load.at(s, expert);
-  std::vector<int64_t> need(guests.size());
-  for (size_t g = 0; g < guests.size(); ++g) need[g] = guests[g].tokens;
-  std::vector<double> price(static_cast<size_t>(R), 0.0);
-  std::vector<std::vector<int64_t>> got(guests.size(), std::vector<int64_t>(static_cast<size_t>(R), 0));
-  for (int round = 0; round < params_.auction_rounds; ++round) {
-    // Each slot with need bids for its best source; each source keeps its highest bid.
-    std::vector<int> winner(static_cast<size_t>(R), -1);
-    std::vector<double> best_bid(static_cast<size_t>(R), 0.0);
-    bool any = false;
-    for (size_t g = 0; g < guests.size(); ++g) {
-      if (need[g] == 0) continue;
-      int pick = -1;
-      double value = 0;
-      const int guest_node = topo.node_of(guests[g].rank);
-      for (int s = 0; s < R; ++s) {
-        if (left[s] == 0) continue;
-        const double v = (node_of[s] == guest_node ? 1.0 : inter_bonus) - price[s];
-        if (pick < 0 || v > value) {
-          pick = s;
-          value = v;
-        }
-      }
-      if (pick < 0) continue;
-      if (winner[pick] < 0 || value > best_bid[pick]) {
-        winner[pick] = static_cast<int>(g);
-        best_bid[pick] = value;
-      }
-      any = true;
-    }
-    if (!any) break;
-    for (int s = 0; s < R; ++s) {
-      if (winner[s] < 0) continue;
-      const auto g = static_cast<size_t>(winner[s]);
-      const int64_t take = std::min(need[g], left[s]);
-      need[g] -= take;
-      left[s] -= take;
-      got[g][s] += take;
-      price[s] += params_.auction_epsilon;
-    }
-  }
-  for (size_t g = 0; g < guests.size(); ++g) {
-    for (int s = 0; s < R; ++s) {
-      if (got[g][s] > 0) plan.assignments.push_back({s, expert, guests[g].rank, got[g][s]});
-    }
-  }
-}
-
 absl::StatusOr<Plan> TaotPaperPlanner::MakePlan(const PlanRequest& request) {
-  const LoadSums sums = SumLoads(request);
-  const Topology& topo = request.topology();
-  const int R = request.ranks();
-  const int per_rank = request.experts_per_rank();
-  const double mean = static_cast<double>(sums.total) / R;
   Plan plan;
-  if (request.slots_per_rank() == 0 || sums.total == 0) return plan;
-
-  std::vector<double> supply(static_cast<size_t>(R), 0), spare(static_cast<size_t>(R), 0);
-  std::vector<int> hot, cold;
+  const int K = request.slots_per_rank();
+  if (K == 0) return plan;  // the peer's code raises IndexError here
+  const double lambda = InterNodeRatio(request.topology());
+  const std::vector<SlotFill> slots = FillSlots(request, lambda, params_);
+  TokenAuction auction(request, slots, static_cast<float>(1.0 / lambda));
+  for (int round = 0; round < params_.auction_rounds; ++round) {
+    if (!auction.Round(params_.auction_epsilon)) break;
+  }
+  const int R = request.ranks();
+  const int S = R * K;
+  for (int s = 0; s < S; ++s) {
+    if (slots[s].tokens > 0) plan.replicas.push_back({slots[s].expert, s / K});
+  }
   for (int r = 0; r < R; ++r) {
-    const double l = static_cast<double>(sums.rank_loads[r]);
-    if (l > mean) {
-      supply[r] = l - mean;
-      hot.push_back(r);
-    } else if (l < mean) {
-      spare[r] = mean - l;
-      cold.push_back(r);
+    for (int s = 0; s < S; ++s) {
+      if (auction.flow(r, s) > 0) plan.assignments.push_back({r, slots[s].expert, s / K, auction.flow(r, s)});
     }
-  }
-  if (hot.empty() || cold.empty()) return plan;
-  const std::vector<double> hint = RankHint(request, supply, spare, hot, cold);
-  std::vector<double> hint_fraction(static_cast<size_t>(R) * R, 0.0);
-  for (size_t i = 0; i < hot.size(); ++i) {
-    for (size_t j = 0; j < cold.size(); ++j) {
-      hint_fraction[static_cast<size_t>(hot[i]) * R + cold[j]] = hint[i * cold.size() + j] / supply[hot[i]];
-    }
-  }
-
-  // Phase 2: spill of each hot rank, heaviest experts first.
-  std::vector<double> spill(static_cast<size_t>(request.experts()), 0);
-  for (int h : hot) {
-    std::vector<int> experts(static_cast<size_t>(per_rank));
-    std::iota(experts.begin(), experts.end(), h * per_rank);
-    std::stable_sort(experts.begin(), experts.end(),
-                     [&](int a, int b) { return sums.expert_totals[a] > sums.expert_totals[b]; });
-    double left = supply[h];
-    for (int e : experts) {
-      spill[e] = std::min(static_cast<double>(sums.expert_totals[e]), left);
-      left -= spill[e];
-    }
-  }
-  const double alpha = static_cast<double>(sums.total) / request.experts();
-  std::vector<int> slots_used(static_cast<size_t>(R), 0);
-  std::vector<char> holds(static_cast<size_t>(request.experts()) * R, 0);
-  std::vector<Placed> placed;
-  const int experts = request.experts();
-  for (int round = 0; round < request.slots_per_rank(); ++round) {
-    const std::vector<int> holder =
-        ColumnFirstRound(request, hot, cold, spill, spare, slots_used, holds, [&](int e, int c) {
-          const int h = e / per_rank;
-          return std::min(spill[e], spare[c]) + alpha * Bonus(topo, h, c) +
-                 params_.hint_weight * alpha * hint_fraction[static_cast<size_t>(h) * R + c];
-        });
-    for (int e = 0; e < experts; ++e) {
-      const int c = holder[e];
-      if (c < 0) continue;
-      const auto tokens = static_cast<int64_t>(std::floor(std::min(spill[e], spare[c])));
-      spill[e] -= static_cast<double>(tokens);
-      spare[c] -= static_cast<double>(tokens);
-      ++slots_used[c];
-      holds[static_cast<size_t>(e) * R + c] = 1;
-      placed.push_back({e, c, tokens});
-    }
-  }
-
-  // Phase 3: token-level auction per replicated expert.
-  std::stable_sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) { return a.expert < b.expert; });
-  for (size_t i = 0; i < placed.size();) {
-    size_t j = i;
-    std::vector<Placed> guests;
-    while (j < placed.size() && placed[j].expert == placed[i].expert) guests.push_back(placed[j++]);
-    for (const Placed& g : guests) plan.replicas.push_back({g.expert, g.rank});
-    Auction(request, placed[i].expert, guests, plan);
-    i = j;
   }
   return plan;
 }
@@ -278,8 +485,8 @@ PlannerOr MakeTaotPaper(const PlannerParams& params) {
   PaperParams p;
   p.sinkhorn_iterations = static_cast<int>(reader.Int("sinkhorn_iterations", 50, 1, 100000));
   p.auction_rounds = static_cast<int>(reader.Int("auction_rounds", 300, 1, 100000));
-  p.auction_epsilon = reader.Double("auction_epsilon", 1.0, 1e-9, 1e9);
-  p.hint_weight = reader.Double("hint_weight", 0.1, 0.0, 1e9);
+  p.auction_epsilon = static_cast<float>(reader.Double("auction_epsilon", 1.0, 1e-9, 1e9));
+  p.hint_weight = static_cast<float>(reader.Double("hint_weight", 0.1, 0.0, 1e9));
   if (absl::Status s = reader.Finish(); !s.ok()) return s;
   return std::make_unique<TaotPaperPlanner>(p);
 }

@@ -30,6 +30,9 @@ HardwareSide SideOf(const HardwareField& field);
 // The cluster's fields, then the model's, in the order the planner reads them.
 std::span<const HardwareField> HardwareFields();
 
+// The value `field` names in `cluster` or `model`, for a reader that sets it.
+std::variant<double*, int*> FieldIn(const HardwareField& field, ClusterSpec& cluster, ModelSpec& model);
+
 // One side's keys, comma separated ("hidden, expert_ffn, top_k, dtype_bytes"), for help text.
 std::string HardwareFieldKeys(HardwareSide side);
 

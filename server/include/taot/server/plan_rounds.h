@@ -172,8 +172,9 @@ class PlanRounds {
   // (all of them when stopping).
   void RunTimer() ABSL_LOCKS_EXCLUDED(mu_);
   // Runs `slot`'s planner on `request` with the rounds' lock released: other rounds go on
-  // meanwhile, and the timer answers this one if the planner is late.
-  absl::StatusOr<ScoredPlan> PlanUnlocked(const PlannerSlot& slot, const PlanRequest& request)
+  // meanwhile, and the timer answers this one if the planner is late. A planner still busy at
+  // `deadline` (hung on an earlier round) is not waited for past it.
+  absl::StatusOr<ScoredPlan> PlanUnlocked(const PlannerSlot& slot, const PlanRequest& request, absl::Time deadline)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Frees the room for one more round's load matrix, dropping settled rounds of the oldest steps.
   absl::Status MakeRoom() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -31,15 +31,20 @@ class PlannerSlot {
   const PlannerParams& params() const { return params_; }
   uint64_t version() const { return version_; }
 
-  // RunPlanner on `request` (validated, timed, scored), once the planner is free.
-  absl::StatusOr<ScoredPlan> Plan(const PlanRequest& request) const;
+  // RunPlanner on `request` (validated, timed, scored), once the planner is free; if it is still
+  // busy with an earlier request at `deadline` (a planner that hangs), DEADLINE_EXCEEDED, so that
+  // callers never queue up behind it.
+  absl::StatusOr<ScoredPlan> Plan(const PlanRequest& request, absl::Time deadline) const;
 
   // The same planner (and its turns) under another version.
   std::shared_ptr<const PlannerSlot> Renumbered(uint64_t version) const;
 
  private:
+  // The planner and whose turn it is. The lock is held only to take and give back the turn, never
+  // while planning, so a caller waiting for a turn can give up at its deadline.
   struct Turns {
     absl::Mutex mu;
+    bool busy ABSL_GUARDED_BY(mu) = false;
     std::unique_ptr<Planner> planner;
   };
   PlannerSlot(std::string name, PlannerParams params, uint64_t version, std::shared_ptr<Turns> turns);

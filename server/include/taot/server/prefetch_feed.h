@@ -47,8 +47,9 @@ class PrefetchFeed {
   // Places the round after `planned` (the same layer's next step) with `slot`'s planner on the
   // planned round's `request`, aiming for no residual, and publishes it. Nothing when the
   // planner fails: the round's own plan is out, and a missing prefetch costs nothing (the layer
-  // plans locally). Call without locks held: watchers are called back on this thread.
-  void Place(RoundKey planned, const PlanRequest& request, const PlannerSlot& slot);
+  // plans locally), or when the planner is still busy at `deadline`. Call without locks held:
+  // watchers are called back on this thread.
+  void Place(RoundKey planned, const PlanRequest& request, const PlannerSlot& slot, absl::Time deadline);
 
   // Gives `prefetch` the next sequence number and calls back the watchers.
   void Publish(Prefetch prefetch);

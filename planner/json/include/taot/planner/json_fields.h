@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,7 @@ class Reader {
   const nlohmann::json* Member(const nlohmann::json& obj, const std::string& path, std::string_view key, bool required);
   // Fails on any key of `obj` not in `known`.
   void OnlyKeys(const nlohmann::json& obj, const std::string& path, std::initializer_list<std::string_view> known);
+  void OnlyKeys(const nlohmann::json& obj, const std::string& path, std::span<const std::string_view> known);
   void Fail(const std::string& path, const std::string& what);
 
   bool ok() const { return status_.ok(); }
