@@ -4,7 +4,8 @@
 Usage: scripts/import_peer_fixtures.py PEERS_DIR
 
 PEERS_DIR holds cases/<case>.json (taot gen output), plans/<peer>/<case>.json (each peer's own
-code's plan, PLAN format), eplb_native/<case>.json and summary.json (independent scores). The
+code's plan, PLAN format; gzip-compressed as <case>.json.gz for EPLB's two variants, whose plans
+are large), eplb_native/<case>.json and summary.json (independent scores). The
 tests read only what this writes, so they pass from a plain clone:
   tests/data/peers/cases/<case>.json       the CASE files, byte for byte
   tests/data/peers/<peer>.json             per case: the peer's replica set and its scores
@@ -12,14 +13,23 @@ tests read only what this writes, so they pass from a plain clone:
 Assignments are left out: the port tests compare replica sets and scores, and the scores come
 from the independent scorer (summary.json), so nothing here depends on our own scorer.
 """
+import gzip
 import json
 import pathlib
 import shutil
 import sys
 
-PEERS = ("taot", "echo", "llep")
+PEERS = ("taot", "echo", "llep", "eplb_g8", "eplb_gR")
+COMPRESSED = ("eplb_g8", "eplb_gR")
 SCORES = ("imbalance_after_pct", "weighted_cost", "intra_node_transfers", "inter_node_transfers",
           "k_exceeded", "max_replicas_of_one_expert")
+
+
+def read_plan(folder: pathlib.Path, case: str, compressed: bool) -> dict:
+    if compressed:
+        with gzip.open(folder / f"{case}.json.gz", "rt") as f:
+            return json.load(f)
+    return json.loads((folder / f"{case}.json").read_text())
 
 
 def main() -> int:
@@ -40,7 +50,7 @@ def main() -> int:
     for peer in PEERS:
         table = {}
         for case in cases:
-            plan = json.loads((src / "plans" / peer / f"{case}.json").read_text())
+            plan = read_plan(src / "plans" / peer, case, peer in COMPRESSED)
             scores = summary["results"][case][peer]
             table[case] = {"replicas": sorted([r["expert"], r["rank"]] for r in plan["replicas"]),
                            **{k: scores[k] for k in SCORES}}

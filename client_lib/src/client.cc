@@ -329,7 +329,8 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& opti
                                                        std::shared_ptr<Transport> transport) {
   if (transport == nullptr) return absl::InvalidArgumentError("transport: must not be null");
   if (absl::Status s = CheckOptions(options, transport->size()); !s.ok()) return s;
-  absl::StatusOr<std::unique_ptr<Planner>> planner = PlannerRegistry::BuiltIn().Create(options.planner, options.params);
+  absl::StatusOr<std::unique_ptr<Planner>> planner =
+      PlannerRegistry::BuiltIn().CreateRunnable(options.planner, options.params);
   if (!planner.ok()) return planner.status();
   // Who shares a node (every rank's node name, numbered in order of the lowest rank on it), and
   // the run id.

@@ -68,10 +68,10 @@ std::optional<size_t> FirstOutOfRange(std::span<const int64_t> row) {
   return static_cast<size_t>(bad - row.begin());
 }
 
-absl::Status ValidateRequest(const PlanRequest& request) {
+absl::Status ValidateRequest(const PlanRequest& request, SlotLimit limit) {
   if (absl::Status s = CheckShape(request); !s.ok()) return s;
   if (absl::Status s = CheckLoad(request); !s.ok()) return s;
-  return ValidateReplicas(request, request.resident, "resident");
+  return ValidateReplicas(request, request.resident, "resident", limit);
 }
 
 }  // namespace taot

@@ -56,7 +56,8 @@ absl::Status CheckAssignments(const PlanRequest& request, const Plan& plan) {
 
 }  // namespace
 
-absl::Status ValidateReplicas(const PlanRequest& request, std::span<const Replica> replicas, std::string_view field) {
+absl::Status ValidateReplicas(const PlanRequest& request, std::span<const Replica> replicas, std::string_view field,
+                              SlotLimit limit) {
   absl::flat_hash_set<std::pair<int, int>> seen;
   seen.reserve(replicas.size());
   std::vector<int> per_rank(static_cast<size_t>(request.ranks()), 0);
@@ -76,15 +77,15 @@ absl::Status ValidateReplicas(const PlanRequest& request, std::span<const Replic
     }
     if (!seen.emplace(r.expert, r.rank).second)
       return fail("expert ", r.expert, " is placed on rank ", r.rank, " twice");
-    if (++per_rank[r.rank] > request.slots_per_rank()) {
+    if (++per_rank[r.rank] > request.slots_per_rank() && limit == SlotLimit::kEnforced) {
       return fail("rank ", r.rank, " holds more than slots_per_rank = ", request.slots_per_rank(), " replicas");
     }
   }
   return absl::OkStatus();
 }
 
-absl::Status ValidatePlan(const PlanRequest& request, const Plan& plan) {
-  if (absl::Status s = ValidateReplicas(request, plan.replicas, "replicas"); !s.ok()) return s;
+absl::Status ValidatePlan(const PlanRequest& request, const Plan& plan, SlotLimit limit) {
+  if (absl::Status s = ValidateReplicas(request, plan.replicas, "replicas", limit); !s.ok()) return s;
   return CheckAssignments(request, plan);
 }
 

@@ -40,6 +40,18 @@ absl::StatusOr<std::unique_ptr<Planner>> PlannerRegistry::Create(std::string_vie
       absl::StrCat("unknown planner '", std::string(name), "' (known: ", absl::StrJoin(names(), ", "), ")"));
 }
 
+absl::StatusOr<std::unique_ptr<Planner>> PlannerRegistry::CreateRunnable(std::string_view name,
+                                                                         const PlannerParams& params) const {
+  absl::StatusOr<std::unique_ptr<Planner>> planner = Create(name, params);
+  if (planner.ok() && (*planner)->comparison_only()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "planner '", std::string(name),
+        "' is comparison only: its plans put more than slots_per_rank replicas on a rank, which no rank can "
+        "hold; use it with taot plan/compare/score or taot-sim, not to run a job"));
+  }
+  return planner;
+}
+
 absl::StatusOr<PlannerInfo> PlannerRegistry::Describe(std::string_view name) const {
   for (const Entry& e : entries_) {
     if (e.info.name == name) return e.info;

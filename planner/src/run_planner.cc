@@ -8,12 +8,13 @@
 namespace taot {
 
 absl::StatusOr<ScoredPlan> RunPlanner(Planner& planner, const PlanRequest& request) {
-  if (absl::Status s = ValidateRequest(request); !s.ok()) return s;
+  const SlotLimit limit = planner.comparison_only() ? SlotLimit::kLifted : SlotLimit::kEnforced;
+  if (absl::Status s = ValidateRequest(request, limit); !s.ok()) return s;
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<Plan> plan = planner.MakePlan(request);
   const auto stop = std::chrono::steady_clock::now();
   if (!plan.ok()) return plan.status();
-  if (absl::Status s = ValidatePlan(request, *plan); !s.ok()) {
+  if (absl::Status s = ValidatePlan(request, *plan, limit); !s.ok()) {
     return absl::InternalError(
         absl::StrCat("planner ", std::string(planner.name()), " returned an invalid plan: ", s.message()));
   }

@@ -22,7 +22,7 @@ absl::StatusOr<std::unique_ptr<Job>> Job::Create(JobConfig config) {
                                                    " entries, got ", config.node_of_rank->size()));
   }
   // The planner and its parameters are checked now, not at the first round.
-  if (auto planner = config.registry->Create(config.planner, config.params); !planner.ok()) {
+  if (auto planner = config.registry->CreateRunnable(config.planner, config.params); !planner.ok()) {
     return planner.status();
   }
   std::unique_ptr<Job> job(new Job(config));
@@ -145,7 +145,7 @@ absl::Status Job::SetPlanner(const std::string& name, const PlannerParams& param
     if (absl::Status s = rounds_->SetPlanner(name, params); !s.ok()) return s;
     planner_version_ = rounds_->planner().version;
   } else {
-    if (auto planner = config_.registry->Create(name, params); !planner.ok()) return planner.status();
+    if (auto planner = config_.registry->CreateRunnable(name, params); !planner.ok()) return planner.status();
     ++planner_version_;
   }
   planner_ = name;

@@ -588,7 +588,7 @@ absl::Status AdminService::DoPlanCase(const taot::v1::PlanCaseRequest& request, 
   const std::string name = request.planner().empty() ? status.planner : request.planner();
   const PlannerParams params =
       request.planner().empty() ? status.params : PlannerParams(request.params().begin(), request.params().end());
-  absl::StatusOr<std::unique_ptr<Planner>> planner = job_.config().registry->Create(name, params);
+  absl::StatusOr<std::unique_ptr<Planner>> planner = job_.config().registry->CreateRunnable(name, params);
   if (!planner.ok()) return planner.status();
   absl::StatusOr<ScoredPlan> scored = RunPlanner(**planner, *parsed);
   if (!scored.ok()) return scored.status();

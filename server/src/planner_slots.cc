@@ -40,7 +40,7 @@ PlannerSlots::PlannerSlots(const PlannerRegistry& registry, DroppedCallback on_d
 
 absl::Status PlannerSlots::Set(const std::string& name, const PlannerParams& params, std::optional<uint64_t> version) {
   // Created outside the lock: a plugin's planner may take a while.
-  absl::StatusOr<std::unique_ptr<Planner>> planner = registry_.Create(name, params);
+  absl::StatusOr<std::unique_ptr<Planner>> planner = registry_.CreateRunnable(name, params);
   if (!planner.ok()) return planner.status();
   absl::MutexLock lock(&mu_);
   const uint64_t v = version.value_or(current_ == nullptr ? 1 : current_->version() + 1);

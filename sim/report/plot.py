@@ -40,7 +40,7 @@ TEXT_COLUMNS = {"planner", "mode", "scenario"}
 # `target` is a number or a word naming an auto variant (`auto`, `auto-step`).
 MIXED_COLUMNS = {"target"}
 
-PLANNER_ORDER = ("taot", "taot-auto", "taot-paper", "echo", "llep", "eplb", "lplb", "none")
+PLANNER_ORDER = ("taot", "taot-auto", "taot-paper", "echo", "llep", "eplb", "eplb-fixed-home", "lplb", "none")
 TAOT_COLOUR = "#d62728"
 PLANNER_STYLE = {
     # colour, marker, line style
@@ -50,6 +50,7 @@ PLANNER_STYLE = {
     "echo": ("#1f77b4", "^", "-"),
     "llep": ("#2ca02c", "v", "-"),
     "eplb": ("#bf9000", "P", "-"),
+    "eplb-fixed-home": ("#bf9000", "p", "--"),
     "lplb": ("#17becf", "X", "-"),
     "none": ("#7f7f7f", ".", ":"),
 }

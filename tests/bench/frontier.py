@@ -24,7 +24,7 @@ IMBALANCES = (0.1, 0.3, 0.5, 0.7, 0.9)
 BURST = "burst"
 MILP_TARGETS = (2.0, 5.0, 10.0)
 TAOT_TARGETS = (0.0, 1.0, 2.0, 5.0, 10.0)
-PEERS = ("taot-paper", "echo", "llep", "eplb", "lplb", "none")
+PEERS = ("taot-paper", "echo", "llep", "eplb", "eplb-fixed-home", "lplb", "none")
 
 
 def case_name(ep, kind, seed):

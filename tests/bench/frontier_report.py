@@ -5,7 +5,7 @@ import json
 import os
 import statistics
 
-PEERS = ("taot-paper", "echo", "llep", "eplb", "lplb")
+PEERS = ("taot-paper", "echo", "llep", "eplb", "eplb-fixed-home", "lplb")
 KIND_LABEL = {"i10": "10%", "i30": "30%", "i50": "50%", "i70": "70%", "i90": "90%", "burst": "burst"}
 
 
@@ -270,7 +270,7 @@ def plot(path, names, groups, milp, taot, peer):
 
     panels = [g for g in groups if g[1] in ("i70", "burst")] or groups[:4]
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.8), squeeze=False)
-    markers = {"taot-paper": "s", "echo": "^", "llep": "v", "eplb": "D", "lplb": "P"}
+    markers = {"taot-paper": "s", "echo": "^", "llep": "v", "eplb": "D", "eplb-fixed-home": "d", "lplb": "P"}
     for ax, (ep, kind) in zip(axes[0], panels):
         members = [n for n in names if group_of(n) == (ep, kind)]
         xs, ys = [], []

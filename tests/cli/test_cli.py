@@ -87,7 +87,7 @@ class CliTest(unittest.TestCase):
 
     def test_every_planner_and_the_target_flag(self):
         names = [l.split()[0] for l in run("planners").stdout.splitlines() if not l.startswith(" ")]
-        self.assertEqual(names, ["taot", "taot-paper", "echo", "llep", "eplb", "lplb", "none"])
+        self.assertEqual(names, ["taot", "taot-paper", "echo", "llep", "eplb", "eplb-fixed-home", "lplb", "none"])
         for name in names:
             r = run("plan", "-i", self.case, "--planner", name)
             self.assertEqual(r.returncode, 0, r.stderr)
@@ -102,10 +102,10 @@ class CliTest(unittest.TestCase):
     def test_compare_table_and_json(self):
         r = run("compare", "-i", self.case)
         self.assertEqual(r.returncode, 0, r.stderr)
-        for name in ("taot", "taot-paper", "echo", "llep", "eplb", "lplb", "none"):
+        for name in ("taot", "taot-paper", "echo", "llep", "eplb", "eplb-fixed-home", "lplb", "none"):
             self.assertIn(name, r.stdout)
         rows = [json.loads(l) for l in run("compare", "-i", self.case, "--json").stdout.splitlines()]
-        self.assertEqual(len(rows), 7)
+        self.assertEqual(len(rows), 8)
         self.assertEqual(rows[-1]["stats"]["weighted_cost"], 0)
 
     def test_gen_hits_the_imbalance_and_plans(self):
@@ -235,6 +235,18 @@ class CliTest(unittest.TestCase):
         r = run("plan", "-i", self.path("m.json", "not json"), "--output", out)
         self.assertNotEqual(r.returncode, 0)
         self.assertEqual(read(out), "precious\n")
+
+    def test_a_comparison_only_plan_scores_only_with_the_slot_limit_lifted(self):
+        case = self.path("gen16.json")
+        self.assertEqual(run("gen", "--ranks", "16", "--experts", "128", "--seed", "3", "--output", case).returncode, 0)
+        out = self.path("eplb_plan.json")
+        r = run("plan", "-i", case, "--planner", "eplb", "--output", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assert_fails(run("score", "-i", case, "--plan", out), "holds more than slots_per_rank")
+        s = run("score", "-i", case, "--plan", out, "--lift-slot-limit")
+        self.assertEqual(s.returncode, 0, s.stderr)
+        self.assertEqual(json.loads(s.stdout)["stats"]["weighted_cost"],
+                         json.loads(read(out))["stats"]["weighted_cost"])
 
     def test_score_rejects_an_invalid_plan(self):
         bad = self.path("bad_plan.json", json.dumps(

@@ -349,6 +349,10 @@ TEST(ClientTest, BadOptionsAndRowsAreRefusedByName) {
   o.node = "n0";
   o.experts = 0;
   EXPECT_NE(Client::Create(o, one).status().message().find("experts:"), std::string::npos);
+  o = Options(Mode::kLocal, "");
+  o.node = "n0";
+  o.planner = "eplb";
+  EXPECT_NE(Client::Create(o, one).status().message().find("'eplb' is comparison only"), std::string::npos);
 }
 
 }  // namespace

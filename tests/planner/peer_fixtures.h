@@ -31,7 +31,8 @@ std::vector<std::string> PeerCaseNames();
 // it cannot be read.
 PlanRequest LoadPeerCase(const std::string& name);
 
-// Every case's plan by peer "taot", "echo" or "llep".
+// Every case's plan by peer "taot", "echo", "llep", "eplb_g8" or "eplb_gR" (EPLB with
+// num_groups = 8 or R, converted to fixed homes).
 std::map<std::string, PeerPlan> LoadPeerPlans(const std::string& peer);
 
 }  // namespace taot::testing

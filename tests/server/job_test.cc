@@ -127,6 +127,7 @@ TEST(JobTest, BadConfigurationsNameTheField) {
            {[](JobConfig& c) { c.world_size = 0; }, "world_size"},
            {[](JobConfig& c) { c.experts = 6; }, "experts"},
            {[](JobConfig& c) { c.planner = "magic"; }, "magic"},
+           {[](JobConfig& c) { c.planner = "eplb"; }, "'eplb' is comparison only"},
            {[](JobConfig& c) {
               c.params = {{"colour", "blue"}};
             },
@@ -143,6 +144,7 @@ TEST(JobTest, PlannerSwapsBeforeAndAfterTheRoundsStartCountOneVersionEach) {
   std::unique_ptr<Job> job = *Job::Create(Config());
   ASSERT_TRUE(job->SetPlanner("echo", {}).ok());
   EXPECT_FALSE(job->SetPlanner("magic", {}).ok());
+  EXPECT_EQ(job->SetPlanner("eplb", {}).code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(job->Status().planner, "echo");
   EXPECT_EQ(job->Status().planner_version, 2u);
   for (int r = 0; r < 4; ++r) ASSERT_TRUE(job->Register(Info(r, r < 2 ? "a" : "b")).ok());

@@ -88,6 +88,8 @@ TEST_F(PlannerSlotsTest, APlannerTheRegistryRefusesChangesNothing) {
   ASSERT_TRUE(slots.Set("echo", {}).ok());
   const absl::Status s = slots.Set("magic", {});
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  // A comparison-only planner's plans exceed K: no rank could carry them out.
+  EXPECT_EQ(slots.Set("eplb", {}).code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(slots.current()->name(), "echo");
   EXPECT_EQ(slots.current()->version(), 1u);
 }

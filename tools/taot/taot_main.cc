@@ -125,6 +125,7 @@ absl::Status RunCompare(const CompareArgs& a) {
 
 struct ScoreArgs {
   std::string input, plan;
+  bool lift_slot_limit = false;
 };
 
 absl::Status RunScore(const ScoreArgs& a) {
@@ -134,7 +135,8 @@ absl::Status RunScore(const ScoreArgs& a) {
   if (!text.ok()) return text.status();
   absl::StatusOr<Plan> plan = ParsePlan(*text);
   if (!plan.ok()) return absl::InvalidArgumentError(absl::StrCat(a.plan, ": ", plan.status().message()));
-  if (absl::Status s = ValidatePlan(*request, *plan); !s.ok()) {
+  const SlotLimit limit = a.lift_slot_limit ? SlotLimit::kLifted : SlotLimit::kEnforced;
+  if (absl::Status s = ValidatePlan(*request, *plan, limit); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(a.plan, ": ", s.message()));
   }
   Canonicalize(*plan);
@@ -250,6 +252,8 @@ int Main(int argc, char** argv) {
   CLI::App* score_cmd = app.add_subcommand("score", "Validate and score a PLAN made elsewhere");
   score_cmd->add_option("--input,-i", score.input, "CASE file")->required();
   score_cmd->add_option("--plan", score.plan, "PLAN file")->required();
+  score_cmd->add_flag("--lift-slot-limit", score.lift_slot_limit,
+                      "Accept more than K replicas on a rank (a comparison-only planner's plan, e.g. eplb's)");
   score_cmd->callback([&] { status = RunScore(score); });
 
   GenArgs gen;

@@ -15,6 +15,7 @@ PlannerOr MakeNone(const PlannerParams& params);
 PlannerOr MakeEcho(const PlannerParams& params);
 PlannerOr MakeLlep(const PlannerParams& params);
 PlannerOr MakeEplb(const PlannerParams& params);
+PlannerOr MakeEplbFixedHome(const PlannerParams& params);
 PlannerOr MakeLplb(const PlannerParams& params);
 PlannerOr MakeTaotPaper(const PlannerParams& params);
 PlannerOr MakeTaot(const PlannerParams& params);

@@ -41,7 +41,16 @@ void AddBuiltInPlanners(PlannerRegistry& registry) {
        {"max_tokens_factor: the cap as a multiple of total // ranks (1.1)",
         "min_tokens_per_gemm: smallest chunk sent to a helper GPU unless it is the last, in tokens (1024)"}},
       MakeLlep);
-  add({"eplb", "EPLB: hierarchical, nodes first then replicas inside a node, from expert totals", {}}, MakeEplb);
+  add({"eplb",
+       "EPLB's own code (rebalance_experts): re-packs every expert onto E + R*K slots from expert totals; "
+       "comparison only: its plans exceed K replicas per rank, so the daemon and the client refuse it",
+       {"groups: expert groups EPLB packs onto nodes, 8 or R (the ranks) (8); the request's target "
+        "imbalance, resident replicas and link costs are ignored, as EPLB has no notion of them"}},
+      MakeEplb);
+  add({"eplb-fixed-home",
+       "EPLB's ideas on fixed homes: nodes first then replicas inside a node, from expert totals, within K",
+       {}},
+      MakeEplbFixedHome);
   add({"lplb", "LPLB: replicas on a fixed cube/torus graph, token split by a min-max-load LP", {}}, MakeLplb);
   add({"none", "no replication (standard expert parallelism)", {}}, MakeNone);
 }

@@ -19,13 +19,19 @@ LoadSums SumLoads(const PlanRequest& request) {
 }
 
 void AppendSlicedShares(const PlanRequest& request, const std::vector<GuestShare>& shares, Plan& plan) {
+  std::vector<GuestShare> by_rank = shares;
+  std::stable_sort(by_rank.begin(), by_rank.end(),
+                   [](const GuestShare& a, const GuestShare& b) { return a.rank < b.rank; });
+  AppendSlicedSharesInOrder(request, by_rank, plan);
+}
+
+void AppendSlicedSharesInOrder(const PlanRequest& request, const std::vector<GuestShare>& shares, Plan& plan) {
   std::map<int, std::vector<GuestShare>> by_expert;
   for (const GuestShare& share : shares) {
     plan.replicas.push_back({share.expert, share.rank});
     if (share.tokens > 0) by_expert[share.expert].push_back(share);
   }
-  for (auto& [expert, guests] : by_expert) {
-    std::sort(guests.begin(), guests.end(), [](const GuestShare& a, const GuestShare& b) { return a.rank < b.rank; });
+  for (const auto& [expert, guests] : by_expert) {
     int source = 0;
     int64_t left_in_source = request.load.at(0, expert);
     for (const GuestShare& guest : guests) {

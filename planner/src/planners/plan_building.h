@@ -32,4 +32,7 @@ struct GuestShare {
 // the rest. Topology-agnostic, as the peers are. Shares of one expert must not exceed its total.
 void AppendSlicedShares(const PlanRequest& request, const std::vector<GuestShare>& shares, Plan& plan);
 
+// The same, except that each expert's guests take their slices in the order `shares` lists them.
+void AppendSlicedSharesInOrder(const PlanRequest& request, const std::vector<GuestShare>& shares, Plan& plan);
+
 }  // namespace taot::planners

@@ -40,9 +40,14 @@ struct PlanRequest {
 // A request on `problem` with an all-zero load of the problem's shape, to be filled in.
 PlanRequest EmptyRequest(std::shared_ptr<const Problem> problem);
 
+// Whether replicas must fit slots_per_rank per rank: always, except around a comparison-only
+// planner (Planner::comparison_only: its plans, and so the replicas they leave resident, may
+// exceed K; RunPlanner lifts the limit for it) and in `taot score --lift-slot-limit`.
+enum class SlotLimit { kEnforced, kLifted };
+
 // Checks every field and every range rule; the error names the field and the bad value
-// (e.g. "load[3][17]: must be >= 0, got -5").
-absl::Status ValidateRequest(const PlanRequest& request);
+// (e.g. "load[3][17]: must be >= 0, got -5"). `limit` applies to the resident replicas.
+absl::Status ValidateRequest(const PlanRequest& request, SlotLimit limit = SlotLimit::kEnforced);
 
 // The first entry of a load row outside [0, kMaxTokensPerEntry], if any. Fast on good rows
 // (one vectorized pass), since every request's every row goes through it.

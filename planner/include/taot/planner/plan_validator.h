@@ -12,16 +12,17 @@ namespace taot {
 
 // For a valid request, checks that:
 // - every replica names an expert and a rank in range, never the expert's home, no
-//   (expert, rank) pair twice, and at most slots_per_rank replicas on any rank;
+//   (expert, rank) pair twice, and at most slots_per_rank replicas on any rank (unless lifted);
 // - every assignment names a source, expert and rank in range, moves > 0 tokens, goes to a
 //   rank holding a replica of the expert, and no (source, expert, rank) appears twice;
 // - for every (source, expert), the tokens sent to guests never exceed load[source][expert]
 //   (so tokens are conserved: the rest stay home).
 // The error names the offending entry, e.g. "assignments[4]: rank 7 holds no replica of expert 12".
-absl::Status ValidatePlan(const PlanRequest& request, const Plan& plan);
+absl::Status ValidatePlan(const PlanRequest& request, const Plan& plan, SlotLimit limit = SlotLimit::kEnforced);
 
 // The replica rules alone (range, never on the home, no pair twice, at most slots_per_rank per
-// rank), for any list of replicas; errors start with `field`[i] (e.g. "resident[2]: ...").
-absl::Status ValidateReplicas(const PlanRequest& request, std::span<const Replica> replicas, std::string_view field);
+// rank unless lifted), for any list of replicas; errors start with `field`[i] (e.g. "resident[2]: ...").
+absl::Status ValidateReplicas(const PlanRequest& request, std::span<const Replica> replicas, std::string_view field,
+                              SlotLimit limit = SlotLimit::kEnforced);
 
 }  // namespace taot

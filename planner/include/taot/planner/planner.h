@@ -20,6 +20,11 @@ class Planner {
   virtual ~Planner() = default;
   virtual std::string_view name() const = 0;
   virtual absl::StatusOr<Plan> MakePlan(const PlanRequest& request) = 0;
+  // A comparison-only planner's plans may put more than slots_per_rank replicas on a rank (a
+  // peer that re-packs every expert, as EPLB does): they can be scored and compared (RunPlanner
+  // lifts the slot limit for them) but no rank could hold them, so the daemon and the client
+  // refuse such a planner (PlannerRegistry::CreateRunnable).
+  virtual bool comparison_only() const { return false; }
 };
 
 }  // namespace taot

@@ -34,6 +34,10 @@ class PlannerRegistry {
   std::vector<std::string> names() const;
   // NotFound names the unknown planner and lists the known ones.
   absl::StatusOr<std::unique_ptr<Planner>> Create(std::string_view name, const PlannerParams& params = {}) const;
+  // Create for where plans are carried out (the daemon, the client): a comparison-only planner
+  // (Planner::comparison_only) is refused with FailedPrecondition, naming it and why.
+  absl::StatusOr<std::unique_ptr<Planner>> CreateRunnable(std::string_view name,
+                                                          const PlannerParams& params = {}) const;
   absl::StatusOr<PlannerInfo> Describe(std::string_view name) const;
 
  private:
