@@ -1,5 +1,6 @@
 // taot against the peers' own code (peer_fixtures.h): on every public case, asked for the
-// residual a peer's code reached, `taot` reaches it too and moves no more weight. The figures are
+// residual a peer's code reached (EPLB: both variants, whose plans break K), `taot` reaches it too
+// and moves no more weight. The figures are
 // the independent scorer's, so this holds against the real peers, not against our ports of them.
 #include <gtest/gtest.h>
 
@@ -29,7 +30,7 @@ TEST_P(TaotVsPeerTest, AtThePeersResidualTaotCostsNoMore) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Peers, TaotVsPeerTest, ::testing::Values("taot", "echo", "llep"),
+INSTANTIATE_TEST_SUITE_P(Peers, TaotVsPeerTest, ::testing::Values("taot", "echo", "llep", "eplb_g8", "eplb_gR"),
                          [](const auto& row) { return row.param; });
 
 }  // namespace
