@@ -1,7 +1,7 @@
 // taot against the peers' own code (peer_fixtures.h): on every public case, asked for the
 // residual a peer's code reached (EPLB: both variants, whose plans break K), `taot` reaches it too
-// and moves no more weight. The figures are
-// the independent scorer's, so this holds against the real peers, not against our ports of them.
+// and moves no more weight. The figures are the independent scorer's, so this holds against the
+// real peers, not against our ports of them.
 #include <gtest/gtest.h>
 
 #include "peer_fixtures.h"
