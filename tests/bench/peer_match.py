@@ -1,0 +1,128 @@
+#!/usr/bin/python3
+"""taot against each peer at the peer's own operating point: for every case and every peer port,
+the peer plans, then `taot` is asked for the residual the peer reached; the table says how often
+taot reached it at no more weight-transfer cost, and its cost relative to the peer's.
+
+  peer_match.py --taot build/tools/taot/taot [--seeds 3] [--jobs 2] [--markdown]
+
+Cases: the public cases of tests/data/peers (where the ports are checked against the peers' own
+code), and `taot gen` cases at EP16/32 (E = 128) and EP64 (E = 256), K = 2, initial imbalance
+10, 30, 50, 70 and 90% (zipf-like) and bursts of 1 and 3 experts 10x hotter, `--seeds` seeds each.
+Families are reported apart, the worst case beside the mean, so that no family hides behind
+another. Costs are the scorecard's weighted cost (intra-node transfers + λ x inter-node ones).
+"""
+import argparse
+import concurrent.futures as futures
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(HERE, "..", "data", "peers", "cases")
+PEERS = (("taot-paper", []), ("echo", []), ("llep", []), ("eplb", []), ("eplb", ["groups=R"]))
+IMBALANCES = (0.1, 0.3, 0.5, 0.7, 0.9)
+BURSTS = (1, 3)
+SHAPES = ((16, 128), (32, 128), (64, 256))
+
+
+def peer_label(name, params):
+    return name + ("(" + ",".join(params) + ")" if params else "")
+
+
+def generated(taot, out_dir, seeds):
+    cases = []
+    for ranks, experts in SHAPES:
+        for seed in range(1, seeds + 1):
+            kinds = [("zipf", ["--imbalance", str(i)], f"i{int(i * 100):02d}") for i in IMBALANCES]
+            kinds += [("burst", ["--hot-experts", str(h), "--hot-factor", "10"], f"b{h}") for h in BURSTS]
+            for family, args, label in kinds:
+                path = os.path.join(out_dir, f"ep{ranks}_{label}_s{seed}.json")
+                cmd = [taot, "gen", "--ranks", str(ranks), "--experts", str(experts), "--slots", "2",
+                       "--seed", str(seed), *args]
+                with open(path, "w") as f:
+                    subprocess.run(cmd, stdout=f, check=True)
+                cases.append((f"{family} EP{ranks}", path))
+    return cases
+
+
+def fixtures():
+    out = []
+    for name in sorted(os.listdir(FIXTURES)):
+        family = "public corners" if name.startswith("corner") else "public cases"
+        out.append((family, os.path.join(FIXTURES, name)))
+    return out
+
+
+def stats(taot, case, planner, params, target=None):
+    cmd = [taot, "plan", "-i", case, "-p", planner]
+    for p in params:
+        cmd += ["--param", p]
+    if target is not None:
+        cmd += ["--target-imbalance", repr(target)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: {proc.stderr.strip()}")
+    return json.loads(proc.stdout)["stats"]
+
+
+def match(taot, family, case, peer, params):
+    theirs = stats(taot, case, peer, params)
+    ours = stats(taot, case, "taot", [], target=theirs["imbalance_after_pct"])
+    return {"family": family, "case": os.path.basename(case), "peer": peer_label(peer, params),
+            "peer_residual": theirs["imbalance_after_pct"], "peer_cost": theirs["weighted_cost"],
+            "taot_residual": ours["imbalance_after_pct"], "taot_cost": ours["weighted_cost"]}
+
+
+def summarise(rows):
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["peer"], r["family"]), []).append(r)
+    out = []
+    for (peer, family), rs in sorted(groups.items()):
+        worse = [r for r in rs if r["taot_cost"] > r["peer_cost"] or r["taot_residual"] > r["peer_residual"] + 1e-9]
+        ratios = [r["taot_cost"] / r["peer_cost"] for r in rs if r["peer_cost"] > 0]
+        mean_ratio = sum(r["taot_cost"] for r in rs) / max(sum(r["peer_cost"] for r in rs), 1e-12)
+        out.append({"peer": peer, "family": family, "cases": len(rs), "taot_worse": len(worse),
+                    "worse_cases": [r["case"] for r in worse], "mean_cost_ratio": mean_ratio,
+                    "worst_ratio": max(ratios) if ratios else 0.0,
+                    "mean_peer_residual": sum(r["peer_residual"] for r in rs) / len(rs)})
+    return out
+
+
+def markdown(summary):
+    lines = ["| peer | family | cases | peer's mean residual % | taot costlier or short | "
+             "taot's cost / peer's (mean) | worst case |", "|---|---|---|---|---|---|---|"]
+    for s in summary:
+        worse = str(s["taot_worse"]) + (f" ({', '.join(s['worse_cases'])})" if s["worse_cases"] else "")
+        lines.append(f"| {s['peer']} | {s['family']} | {s['cases']} | {s['mean_peer_residual']:.2f} | {worse} | "
+                     f"{s['mean_cost_ratio']:.3f} | {s['worst_ratio']:.3f} |")
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--taot", required=True, help="the taot binary (build/tools/taot/taot)")
+    ap.add_argument("--seeds", type=int, default=3, help="seeds per generated group (default 3)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="plans run in parallel")
+    ap.add_argument("--markdown", action="store_true", help="print the summary as a markdown table")
+    args = ap.parse_args()
+    if args.seeds < 1:
+        ap.error("--seeds: must be >= 1")
+    with tempfile.TemporaryDirectory() as tmp:
+        cases = fixtures() + generated(args.taot, tmp, args.seeds)
+        work = [(family, case, peer, params) for family, case in cases for peer, params in PEERS]
+        rows = []
+        with futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            for i, row in enumerate(pool.map(lambda w: match(args.taot, *w), work), 1):
+                rows.append(row)
+                print(f"\r{i}/{len(work)} plans compared", end="", file=sys.stderr)
+        print(file=sys.stderr)
+    summary = summarise(rows)
+    print(markdown(summary) if args.markdown else json.dumps(summary, indent=1))
+    return 1 if any(s["taot_worse"] for s in summary) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
