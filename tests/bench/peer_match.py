@@ -3,13 +3,17 @@
 the peer plans, then `taot` is asked for the residual the peer reached; the table says how often
 taot reached it at no more weight-transfer cost, and its cost relative to the peer's.
 
-  peer_match.py --taot build/tools/taot/taot [--seeds 3] [--jobs 2] [--markdown]
+  peer_match.py --taot build/tools/taot/taot [--seeds 3] [--jobs 2] [--markdown] [--milp-bursts EP]
 
 Cases: the public cases of tests/data/peers (where the ports are checked against the peers' own
 code), and `taot gen` cases at EP16/32 (E = 128) and EP64 (E = 256), K = 2, initial imbalance
 10, 30, 50, 70 and 90% (zipf-like) and bursts of 1 and 3 experts 10x hotter, `--seeds` seeds each.
 Families are reported apart, the worst case beside the mean, so that no family hides behind
 another. Costs are the scorecard's weighted cost (intra-node transfers + λ x inter-node ones).
+
+--milp-bursts EP also solves the exact MILP (milp_reference.py --full: every expert and guest,
+chains included) on the burst cases of that EP at each peer's residual, and reports taot's cost
+over the optimum; it takes about 30 s per case and target at EP16 (slower beyond).
 """
 import argparse
 import concurrent.futures as futures
@@ -75,6 +79,16 @@ def match(taot, family, case, peer, params):
             "taot_residual": ours["imbalance_after_pct"], "taot_cost": ours["weighted_cost"]}
 
 
+def milp_cost(case, target, time_limit):
+    cmd = [sys.executable, os.path.join(HERE, "milp_reference.py"), case, "--target", repr(target), "--full",
+           "--time-limit", str(time_limit)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: {proc.stderr.strip()}")
+    out = json.loads(proc.stdout)
+    return out["weighted_cost"], out["status"]
+
+
 def summarise(rows):
     groups = {}
     for r in rows:
@@ -89,6 +103,16 @@ def summarise(rows):
                     "worst_ratio": max(ratios) if ratios else 0.0,
                     "mean_peer_residual": sum(r["peer_residual"] for r in rs) / len(rs)})
     return out
+
+
+def milp_table(rows):
+    lines = ["| peer | case | peer's residual % | taot cost | exact optimum | taot / optimum | solver |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ratio = r["taot_cost"] / r["milp_cost"] if r["milp_cost"] > 0 else float(r["taot_cost"] == 0)
+        lines.append(f"| {r['peer']} | {r['case']} | {r['peer_residual']:.2f} | {r['taot_cost']:g} | "
+                     f"{r['milp_cost']:g} | {ratio:.3f} | {r['milp_status']} |")
+    return "\n".join(lines)
 
 
 def markdown(summary):
@@ -107,6 +131,9 @@ def main():
     ap.add_argument("--seeds", type=int, default=3, help="seeds per generated group (default 3)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="plans run in parallel")
     ap.add_argument("--markdown", action="store_true", help="print the summary as a markdown table")
+    ap.add_argument("--milp-bursts", type=int, choices=[r for r, _ in SHAPES],
+                    help="also the exact MILP on this EP's burst cases at each peer's residual")
+    ap.add_argument("--milp-time-limit", type=float, default=300, help="seconds per MILP (default 300)")
     args = ap.parse_args()
     if args.seeds < 1:
         ap.error("--seeds: must be >= 1")
@@ -119,8 +146,22 @@ def main():
                 rows.append(row)
                 print(f"\r{i}/{len(work)} plans compared", end="", file=sys.stderr)
         print(file=sys.stderr)
+        exact = [r for r in rows if args.milp_bursts and r["family"] == f"burst EP{args.milp_bursts}"]
+        cases_by_name = {os.path.basename(c): c for _, c in cases}
+        solved = {}  # peers that reach the same residual share one MILP
+        for i, r in enumerate(exact, 1):
+            key = (r["case"], r["peer_residual"])
+            if key not in solved:
+                solved[key] = milp_cost(cases_by_name[key[0]], key[1], args.milp_time_limit)
+            r["milp_cost"], r["milp_status"] = solved[key]
+            print(f"\r{i}/{len(exact)} MILPs solved", end="", file=sys.stderr)
+        if exact:
+            print(file=sys.stderr)
     summary = summarise(rows)
     print(markdown(summary) if args.markdown else json.dumps(summary, indent=1))
+    if exact:
+        print()
+        print(milp_table(exact) if args.markdown else json.dumps(exact, indent=1))
     return 1 if any(s["taot_worse"] for s in summary) else 0
 
 

@@ -24,14 +24,15 @@ PlanRequest Case(int ranks = 16, int experts = 128) {
   return sim::GenerateCase(o)->request;
 }
 
-// A planner that waits for `release` (a plugin that hangs), or returns a plan that moves a
-// replica nowhere (a plugin that plans wrongly).
+// A planner that waits for `release` (a plugin that hangs; it notifies `entered`, if given, the
+// first time), or returns a plan that moves a replica nowhere (a plugin that plans wrongly).
 class FaultyPlanner final : public Planner {
  public:
-  explicit FaultyPlanner(absl::Notification* release) : release_(release) {}
+  FaultyPlanner(absl::Notification* release, absl::Notification* entered) : release_(release), entered_(entered) {}
   std::string_view name() const override { return release_ != nullptr ? "hang" : "wrong"; }
   absl::StatusOr<Plan> MakePlan(const PlanRequest&) override {
     if (release_ != nullptr) {
+      if (entered_ != nullptr && !entered_->HasBeenNotified()) entered_->Notify();
       release_->WaitForNotification();
       return Plan{};
     }
@@ -42,21 +43,22 @@ class FaultyPlanner final : public Planner {
 
  private:
   absl::Notification* release_;
+  absl::Notification* entered_;
 };
 
 // The built-in planners and the two faulty ones.
-PlannerRegistry WithFaultyPlanners(absl::Notification* release) {
+PlannerRegistry WithFaultyPlanners(absl::Notification* release, absl::Notification* entered = nullptr) {
   PlannerRegistry registry = PlannerRegistry::BuiltIn();
   EXPECT_TRUE(registry
                   .Register({"hang", "waits until the test releases it", {}},
-                            [release](const PlannerParams&) -> absl::StatusOr<std::unique_ptr<Planner>> {
-                              return std::make_unique<FaultyPlanner>(release);
+                            [release, entered](const PlannerParams&) -> absl::StatusOr<std::unique_ptr<Planner>> {
+                              return std::make_unique<FaultyPlanner>(release, entered);
                             })
                   .ok());
   EXPECT_TRUE(registry
                   .Register({"wrong", "plans a replica of expert -1", {}},
                             [](const PlannerParams&) -> absl::StatusOr<std::unique_ptr<Planner>> {
-                              return std::make_unique<FaultyPlanner>(nullptr);
+                              return std::make_unique<FaultyPlanner>(nullptr, nullptr);
                             })
                   .ok());
   return registry;
@@ -168,8 +170,8 @@ TEST(PlanRoundsFaultsTest, AHungPlannerCannotHoldItsRoundPastTheDeadline) {
 // With no planner to fall back to, a hung one stays in use: later rounds get their fallback at
 // their deadline, and the calls that plan them return then too instead of queueing behind it.
 TEST(PlanRoundsFaultsTest, RoundsBehindAHungPlannerWithNoFallbackEndAtTheirDeadline) {
-  absl::Notification release;
-  PlannerRegistry registry = WithFaultyPlanners(&release);
+  absl::Notification release, entered;
+  PlannerRegistry registry = WithFaultyPlanners(&release, &entered);
   const PlanRequest request = Case();
   RoundsConfig config = ConfigFor(request, absl::Milliseconds(100));
   config.registry = &registry;
@@ -179,6 +181,9 @@ TEST(PlanRoundsFaultsTest, RoundsBehindAHungPlannerWithNoFallbackEndAtTheirDeadl
     if (!release.HasBeenNotified()) release.Notify();
     first.join();
   };
+  // Only once the first round is inside the planner does the second come, so that it is the one
+  // behind the hung planner.
+  ASSERT_TRUE(entered.WaitForNotificationWithTimeout(absl::Seconds(30)));
   absl::Notification second_returned;
   absl::StatusOr<std::shared_ptr<const RoundPlan>> second = absl::UnknownError("unset");
   std::thread later([&] {
