@@ -158,14 +158,40 @@ def solve(case_path, target_pct, time_limit, full=False):
     return out, chosen
 
 
+def plan_json(case_path, chosen):
+    """The MILP's replicas and tokens as a PLAN (docs/formats.md). Tokens are rounded down to whole
+    ones and taken from the expert's sources in ascending rank order, so the plan may sit a few
+    tokens above the cap where HiGHS returned fractions; `taot score` says by how much."""
+    case, R, _, _, load, _ = load_case(case_path)
+    taken = np.zeros_like(load)
+    replicas, assignments = [], []
+    for (e, g), amount in sorted(chosen):
+        replicas.append({"expert": int(e), "rank": int(g)})
+        need = int(math.floor(amount + 1e-6))
+        for src in range(R):
+            if need == 0:
+                break
+            n = int(min(need, load[src][e] - taken[src][e]))
+            if n > 0:
+                assignments.append({"source": src, "expert": int(e), "rank": int(g), "tokens": n})
+                taken[src][e] += n
+                need -= n
+    assignments.sort(key=lambda a: (a["source"], a["expert"], a["rank"]))
+    return {"planner": "milp", "replicas": replicas, "assignments": assignments}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("case")
     ap.add_argument("--target", type=float, required=True, help="target residual imbalance, percent")
     ap.add_argument("--time-limit", type=float, default=120.0, help="seconds for HiGHS")
     ap.add_argument("--full", action="store_true", help="model every (expert, guest) pair")
+    ap.add_argument("--plan-out", help="write the optimum as a PLAN here (checked by `taot score`)")
     args = ap.parse_args()
-    out, _ = solve(args.case, args.target, args.time_limit, args.full)
+    out, chosen = solve(args.case, args.target, args.time_limit, args.full)
+    if args.plan_out and chosen is not None:
+        with open(args.plan_out, "w") as f:
+            json.dump(plan_json(args.case, chosen), f)
     print(json.dumps(out))
 
 
