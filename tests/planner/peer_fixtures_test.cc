@@ -53,7 +53,7 @@ TEST_P(PeerFixtureTest, EveryPlanIsValidForItsCaseAndScoredAsOurTopologyCostsIt)
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Peers, PeerFixtureTest, ::testing::Values("taot", "echo", "llep"),
+INSTANTIATE_TEST_SUITE_P(Peers, PeerFixtureTest, ::testing::Values("taot", "echo", "llep", "eplb_g8", "eplb_gR"),
                          [](const auto& row) { return row.param; });
 
 }  // namespace
