@@ -21,7 +21,7 @@ TEST(ChainCoversTest, AHandoffSendsTheWholeSurplusToTheRoomiestRankWhichShedsToI
   BoundState b(OneBigExpert(), 100);  // rank 0 sheds 100; rooms 0 | 60 50
   PlacementState& s = b.state;
   ChainCovers chains;
-  const std::optional<Handoff> h = chains.PlanHandoff(s, 0);
+  const std::optional<Handoff> h = chains.PlanHandoff(s, 0, ChainCovers::Sheds::kWhole);
   ASSERT_TRUE(h);
   EXPECT_EQ(h->expert, 0);
   EXPECT_EQ(h->receiver, 2);
@@ -44,7 +44,7 @@ TEST(ChainCoversTest, ACarrierSendsMoreThanItsSurplusAndLeavesTheRestAsRoom) {
   BoundState b(OneBigExpert(), 150);  // rank 0 sheds 50; rooms 50 | 110 100
   PlacementState& s = b.state;
   ChainCovers chains;
-  const std::optional<Handoff> carry = chains.PlanCarry(s, 0, 0);
+  const std::optional<Handoff> carry = chains.PlanCarry(s, 0, 0, ChainCovers::Sheds::kWhole);
   ASSERT_TRUE(carry);
   EXPECT_EQ(carry->receiver, 2);
   EXPECT_EQ(carry->tokens, 150);  // its room and both its experts, which fit rank 3 whole
@@ -57,11 +57,44 @@ TEST(ChainCoversTest, ACarrierSendsMoreThanItsSurplusAndLeavesTheRestAsRoom) {
   EXPECT_EQ(s.debt(), 2.0);
 }
 
+TEST(ChainCoversTest, ACarrierShedsPiecesWhereItsExpertsFitNoMateWhole) {
+  // Cap 160: rooms 60 | 60 90. The roomiest receiver, rank 3, holds one expert of 70, bigger
+  // than its mate's room: whole sheds carry nothing beyond its room, pieces fill the mate.
+  BoundState b(OneRow(4, 8, 2, {200, 0, 100, 0, 50, 50, 70, 0}, 2), 160);
+  PlacementState& s = b.state;
+  ASSERT_EQ(s.spare(2), 60);
+  ASSERT_EQ(s.spare(3), 90);
+  ChainCovers chains;
+  EXPECT_FALSE(chains.PlanCarry(s, 0, 0, ChainCovers::Sheds::kWhole));
+  const std::optional<Handoff> carry = chains.PlanCarry(s, 0, 0, ChainCovers::Sheds::kPieces);
+  ASSERT_TRUE(carry);
+  EXPECT_EQ(carry->receiver, 3);
+  EXPECT_EQ(carry->tokens, 150);  // its own room and its mate's
+  EXPECT_EQ(carry->overflow, 60);
+  EXPECT_EQ(carry->cost, 4.0);  // one piece across, one shed inside
+}
+
+TEST(ChainCoversTest, AHandoffLeavesTheRoomThatTheReceiversNodeAlreadyOwes) {
+  // Nodes of three ranks, cap 100: rank 0 sheds 100; rooms 0 0 | 60 50 50.
+  PlanRequest request = OneRow(6, 12, 2, {200, 0, 100, 0, 100, 0, 30, 10, 50, 0, 50, 0}, 3);
+  BoundState free_room(request, 100);
+  ChainCovers chains;
+  const std::optional<Handoff> h = chains.PlanHandoff(free_room.state, 0, ChainCovers::Sheds::kWhole);
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->receiver, 3);
+  EXPECT_EQ(h->overflow, 40);
+  // An earlier carry left rank 5 with 70 to shed: of its node's 100 other room, 30 is left.
+  BoundState owed(request, 100);
+  owed.state.SetRoom(5, 70, 0);
+  EXPECT_TRUE(chains.PlanHandoff(owed.state, 0, ChainCovers::Sheds::kWhole));  // optimistic
+  EXPECT_FALSE(chains.PlanHandoff(owed.state, 0, ChainCovers::Sheds::kPieces));
+}
+
 TEST(ChainCoversTest, NoHandoffWhenTheReceiversNodeCannotTakeTheOverflow) {
   // Rooms 0 | 60 30: the receiver's mate has 30 of room for an overflow of 40.
   BoundState b(OneRow(4, 8, 2, {200, 0, 100, 0, 30, 10, 70, 0}, 2), 100);
   ChainCovers chains;
-  EXPECT_FALSE(chains.PlanHandoff(b.state, 0));
+  EXPECT_FALSE(chains.PlanHandoff(b.state, 0, ChainCovers::Sheds::kWhole));
 }
 
 TEST(ChainCoversTest, HandingOffIsOnlyTriedForAnExpertThriceAsBigAsEveryBinAcross) {
@@ -75,8 +108,9 @@ TEST(ChainCoversTest, NoChainsOnAGeneralMatrix) {
   BoundState b(testing::OnRandomMatrix(OneBigExpert(), 2, 1), 100);
   ASSERT_FALSE(b.state.tree());
   ChainCovers chains;
-  EXPECT_FALSE(chains.PlanHandoff(b.state, 0));
-  EXPECT_FALSE(chains.PlanCarry(b.state, 0, 0));
+  EXPECT_FALSE(chains.PlanHandoff(b.state, 0, ChainCovers::Sheds::kWhole));
+  EXPECT_FALSE(chains.PlanCarry(b.state, 0, 0, ChainCovers::Sheds::kWhole));
+  EXPECT_FALSE(chains.PlanCarry(b.state, 0, 0, ChainCovers::Sheds::kPieces));
   EXPECT_FALSE(ChainCovers::CanHandOff(b.state, 0));
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <numeric>
 #include <tuple>
 
 #include "planners/greedy_covers.h"
@@ -16,7 +17,7 @@ const std::vector<int64_t>& ChainCovers::ReceiverExperts(const PlacementState& s
   return receiver_experts_;
 }
 
-std::optional<Handoff> ChainCovers::PlanHandoff(const PlacementState& state, int h) {
+std::optional<Handoff> ChainCovers::PlanHandoff(const PlacementState& state, int h, Sheds sheds) {
   if (!state.tree()) return std::nullopt;
   const Topology& topo = state.topology();
   const int per_rank = state.experts_per_rank();
@@ -33,6 +34,7 @@ std::optional<Handoff> ChainCovers::PlanHandoff(const PlacementState& state, int
     int64_t node_room = 0;
     int g = -1;
     for (int r : topo.ranks_of_node(n)) {
+      if (sheds == Sheds::kPieces) node_room -= std::max<int64_t>(state.surplus(r), 0);
       if (!state.IsOpen(r)) continue;
       node_room += state.spare(r);
       if (!state.Holds(e, r) && (g < 0 || state.spare(r) > state.spare(g))) g = r;
@@ -42,11 +44,11 @@ std::optional<Handoff> ChainCovers::PlanHandoff(const PlacementState& state, int
     if (overflow <= 0 || node_room - state.spare(g) < overflow) continue;
     // g sheds its biggest experts to its node-mates, one intra-node piece each.
     const std::vector<int64_t>& own = ReceiverExperts(state, g);
-    int sheds = 0;
+    int pieces = 0;
     int64_t shed = 0;
-    while (sheds < per_rank && shed < overflow) shed += own[sheds++];
+    while (pieces < per_rank && shed < overflow) shed += own[pieces++];
     if (shed < overflow) continue;
-    const double cost = state.PieceCost(h, e, g) + sheds * state.tree_costs().intra;
+    const double cost = state.PieceCost(h, e, g) + pieces * state.tree_costs().intra;
     if (!best || std::make_tuple(cost, overflow, g) < std::make_tuple(best->cost, best->overflow, best->receiver)) {
       best = Handoff{e, g, rem, overflow, cost};
     }
@@ -63,10 +65,41 @@ bool ChainCovers::CanHandOff(const PlacementState& state, int h) {
   return true;
 }
 
-std::optional<Handoff> ChainCovers::PlanCarry(const PlacementState& state, int h, int e) {
+const std::vector<int64_t>& ChainCovers::WholeSheds(const PlacementState& state, int g) {
+  const std::vector<int64_t>& own = ReceiverExperts(state, g);
+  shed_pieces_.clear();
+  for (const int64_t tokens : own) {
+    if (tokens == 0) break;
+    auto bin = std::find_if(mate_bins_.begin(), mate_bins_.end(),
+                            [&](const auto& m) { return m.second > 0 && m.first >= tokens; });
+    if (bin == mate_bins_.end()) break;
+    bin->first -= tokens;
+    --bin->second;
+    shed_pieces_.push_back(tokens);
+  }
+  return shed_pieces_;
+}
+
+const std::vector<int64_t>& ChainCovers::PieceSheds(const PlacementState& state, int g) {
+  std::vector<int64_t>& own = receiver_left_;
+  own = ReceiverExperts(state, g);
+  shed_pieces_.clear();
+  for (auto& [room, slots] : mate_bins_) {
+    for (; slots > 0 && room > 0; --slots) {
+      const auto fullest = std::max_element(own.begin(), own.end());
+      if (fullest == own.end() || *fullest == 0) break;
+      const int64_t piece = std::min(room, *fullest);
+      *fullest -= piece;
+      room -= piece;
+      shed_pieces_.push_back(piece);
+    }
+  }
+  return shed_pieces_;
+}
+
+std::optional<Handoff> ChainCovers::PlanCarry(const PlacementState& state, int h, int e, Sheds sheds) {
   if (!state.tree()) return std::nullopt;
   const Topology& topo = state.topology();
-  const int per_rank = state.experts_per_rank();
   std::optional<Handoff> best;
   std::vector<std::pair<int64_t, int>>& mates = mate_bins_;
   for (int n = 0; n < topo.nodes(); ++n) {
@@ -88,26 +121,15 @@ std::optional<Handoff> ChainCovers::PlanCarry(const PlacementState& state, int h
       room -= taken;
       pending -= taken;
     }
-    // g takes its room plus its biggest experts, each shed whole into a node-mate's room and
-    // slot (first fit, decreasing), as far as they go.
-    const std::vector<int64_t>& own = ReceiverExperts(state, g);
-    int64_t shed = 0;
-    int fits = 0;
-    for (; fits < per_rank && own[fits] > 0; ++fits) {
-      auto bin =
-          std::find_if(mates.begin(), mates.end(), [&](const auto& m) { return m.second > 0 && m.first >= own[fits]; });
-      if (bin == mates.end()) break;
-      bin->first -= own[fits];
-      --bin->second;
-      shed += own[fits];
-    }
+    const std::vector<int64_t>& made = sheds == Sheds::kWhole ? WholeSheds(state, g) : PieceSheds(state, g);
+    const int64_t shed = std::accumulate(made.begin(), made.end(), int64_t{0});
     const int64_t tokens = std::min(state.left(e), state.spare(g) + shed);
     const int64_t overflow = tokens - state.spare(g);
     if (overflow <= 0) continue;
-    int sheds = 0;
-    for (int64_t covered = 0; covered < overflow; covered += own[sheds++]) {
+    int pieces = 0;
+    for (int64_t covered = 0; covered < overflow; covered += made[pieces++]) {
     }
-    const double cost = state.PieceCost(h, e, g) + sheds * state.tree_costs().intra;
+    const double cost = state.PieceCost(h, e, g) + pieces * state.tree_costs().intra;
     if (!best || std::make_tuple(-tokens, cost, g) < std::make_tuple(-best->tokens, best->cost, best->receiver)) {
       best = Handoff{e, g, tokens, overflow, cost};
     }

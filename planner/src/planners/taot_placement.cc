@@ -79,7 +79,7 @@ void Placement::BestCover(int h) {
   const SplitCover::Split split = split_.Plan(s, h, two ? two->cost : std::numeric_limits<double>::infinity());
   // A handoff costs an inter-node piece and at least one shed.
   const bool handoff_can_win = !two || !s.tree() || two->cost - s.cost() > s.tree_costs().inter + s.tree_costs().intra;
-  const std::optional<Handoff> handoff = handoff_can_win ? chains_.PlanHandoff(s, h) : std::nullopt;
+  const std::optional<Handoff> handoff = handoff_can_win ? chains_.PlanHandoff(s, h, sheds_) : std::nullopt;
   const auto two_key = two ? std::make_tuple(int64_t{0}, two->cost) : std::make_tuple(s.surplus(h) + 1, 0.0);
   const auto handoff_key =
       handoff ? std::make_tuple(int64_t{0}, s.cost() + handoff->cost) : std::make_tuple(s.surplus(h) + 1, 0.0);
@@ -90,6 +90,15 @@ void Placement::BestCover(int h) {
   } else {
     split_.Apply(s, h, split.inside);
   }
+}
+
+int64_t Placement::NodeExcess(int node) const {
+  int64_t excess = 0;
+  for (int r : state_.topology().ranks_of_node(node)) {
+    excess += state_.surplus(r);
+    if (state_.IsOpen(r)) excess -= state_.spare(r);
+  }
+  return excess;
 }
 
 void Placement::CoverHot() {
@@ -134,10 +143,16 @@ void Placement::CoverNode(int node) {
         const int e = s.LargestExpert(h);
         if (e < 0) continue;
         if (handing) {
-          if (const std::optional<Handoff> carry = chains_.PlanCarry(s, h, e)) {
+          // With pieces, one receiver per importing node while the node still has more load
+          // than room: a burst's expert crosses once to every node that takes some of it.
+          bool carried = false;
+          while (!carried || (sheds_ == ChainCovers::Sheds::kPieces && NodeExcess(node) > 0)) {
+            const std::optional<Handoff> carry = chains_.PlanCarry(s, h, e, sheds_);
+            if (!carry) break;
             ChainCovers::ApplyCarry(s, h, *carry);
-            continue;
+            carried = true;
           }
+          if (carried) continue;
         }
         const int c = s.BestFitBin(h, e, s.left(e), Scope::kOtherNodes);
         if (c >= 0) Export(s, h, e, c, std::min(s.left(e), s.spare(c)));
@@ -178,11 +193,13 @@ void Placement::CoverNode(int node) {
     // Then the same carriers handing off, in one trial: as many as the plain trials chose, or all
     // the node's hot ranks if none.
     if (cross >= 2 && can_hand_off) {
+      handoff_tried_ = true;
       const int carriers = carriers_chosen_[node] > 0 ? carriers_chosen_[node] : carriers_max;
       best_cover_.clear();
       s.Rollback(start, &best_cover_);
       const std::tuple<int64_t, double> key = try_carriers(carriers, true);
-      if (key < best_key) {
+      const bool always = sheds_ == ChainCovers::Sheds::kPieces && std::get<0>(key) <= std::get<0>(best_key);
+      if (always || key < best_key) {
         carriers_chosen_[node] = carriers;
         carriers_handing_[node] = true;
       } else {
@@ -195,6 +212,36 @@ void Placement::CoverNode(int node) {
   s.EndDeferral();
 }
 
+std::tuple<int64_t, double> Placement::CoverAll(const std::vector<int>& order, const Pass& pass) {
+  PlacementState& s = state_;
+  sheds_ = pass.sheds;
+  std::vector<int> nodes = order;
+  if (pass.exporters_first) {
+    std::stable_partition(nodes.begin(), nodes.end(), [&](int n) { return exports_[n] > 0; });
+  }
+  if (pass.sequence) {
+    sequence_.Cover(s, nodes, *pass.sequence);
+  } else {
+    for (int node : nodes) CoverNode(node);
+  }
+  // Handoffs leave receivers over the cap in nodes that may already be done: their turn again.
+  for (int node : nodes) {
+    std::span<const int> ranks = s.topology().ranks_of_node(node);
+    if (std::any_of(ranks.begin(), ranks.end(), [&](int r) { return s.surplus(r) > 0; })) CoverNode(node);
+  }
+  for (int h = 0; h < s.ranks(); ++h) {
+    if (s.surplus(h) > 0) CoverRank(s, h, Scope::kAnywhere);
+  }
+  const std::vector<int64_t>& surpluses = s.surpluses();
+  if (std::any_of(surpluses.begin(), surpluses.end(), [](int64_t x) { return x > 0; })) {
+    AbsorbCrumbs(s);
+    for (int h = 0; h < s.ranks(); ++h) {
+      if (s.surplus(h) > 0) CoverRank(s, h, Scope::kAnywhere);
+    }
+  }
+  return {std::accumulate(surpluses.begin(), surpluses.end(), int64_t{0}), s.cost()};
+}
+
 bool Placement::Place(int64_t cap, std::vector<Piece>& pieces) {
   PlacementState& s = state_;
   s.Reset(cap);
@@ -204,57 +251,43 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces) {
   bool have_best = false;
   std::tuple<int64_t, double> best_key;
   base_ = s.values();
+  auto run = [&](const Pass& pass) {
+    if (have_best) s.Restore(base_);
+    const std::tuple<int64_t, double> key = CoverAll(order, pass);
+    if (!have_best || key < best_key) {
+      best_key = key;
+      pieces = s.pieces();
+      have_best = true;
+    }
+  };
   // With (almost) no slack every bin must be filled to the brim, where best fit fragments them
-  // and the northwest-corner rule does not: try it too, in a few orders.
+  // and the northwest-corner rule does not: the sequences try that, in a few orders.
   int64_t room = 0, surplus = 0;
   for (int r = 0; r < s.ranks(); ++r) {
     room += s.spare(r);
     surplus += s.surplus(r);
   }
   const bool tight = (room - surplus) * 100 <= s.total_load();
-  using Order = SequenceCover::Order;
-  constexpr Order kSequences[] = {{Order::kBiggestSurplusLast, true, true},  {Order::kBiggestExpertLast, true, true},
-                                  {Order::kRankOrder, true, true},           {Order::kBiggestExpertLast, false, true},
-                                  {Order::kBiggestSurplusLast, true, false}, {Order::kBiggestExpertLast, true, false},
-                                  {Order::kRankOrder, true, false},          {Order::kBiggestExpertLast, false, false}};
-  const int passes = 2 + (tight ? static_cast<int>(std::size(kSequences)) : 0);
-  for (int pass = 0; pass < passes; ++pass) {
-    const bool exporters_first = pass == 1;
-    const bool sequence = pass >= 2;
-    if (pass > 0) {
-      if (exporters_first && !any_exporter) continue;  // the same order again
-      s.Restore(base_);
-    }
-    std::vector<int> nodes = order;
-    if (exporters_first) {
-      std::stable_partition(nodes.begin(), nodes.end(), [&](int n) { return exports_[n] > 0; });
-    }
-    if (sequence) {
-      sequence_.Cover(s, nodes, kSequences[pass - 2]);
-    } else {
-      for (int node : nodes) CoverNode(node);
-    }
-    // Handoffs leave receivers over the cap in nodes that may already be done: their turn again.
-    for (int node : nodes) {
-      std::span<const int> ranks = s.topology().ranks_of_node(node);
-      if (std::any_of(ranks.begin(), ranks.end(), [&](int r) { return s.surplus(r) > 0; })) CoverNode(node);
-    }
-    for (int h = 0; h < s.ranks(); ++h) {
-      if (s.surplus(h) > 0) CoverRank(s, h, Scope::kAnywhere);
-    }
-    const std::vector<int64_t>& surpluses = s.surpluses();
-    if (std::any_of(surpluses.begin(), surpluses.end(), [](int64_t x) { return x > 0; })) {
-      AbsorbCrumbs(s);
-      for (int h = 0; h < s.ranks(); ++h) {
-        if (s.surplus(h) > 0) CoverRank(s, h, Scope::kAnywhere);
-      }
-    }
-    const std::tuple<int64_t, double> key{std::accumulate(surpluses.begin(), surpluses.end(), int64_t{0}), s.cost()};
-    if (!have_best || key < best_key) {
-      best_key = key;
-      pieces = s.pieces();
-      have_best = true;
-    }
+  // The transport's node order, then exporters first (reusing the first pass's carriers).
+  handoff_tried_ = false;
+  run({false, ChainCovers::Sheds::kWhole, std::nullopt});
+  if (any_exporter) run({true, ChainCovers::Sheds::kWhole, std::nullopt});
+  if (tight) {
+    using Order = SequenceCover::Order;
+    constexpr Order kSequences[] = {
+        {Order::kBiggestSurplusLast, true, true},  {Order::kBiggestExpertLast, true, true},
+        {Order::kRankOrder, true, true},           {Order::kBiggestExpertLast, false, true},
+        {Order::kBiggestSurplusLast, true, false}, {Order::kBiggestExpertLast, true, false},
+        {Order::kRankOrder, true, false},          {Order::kBiggestExpertLast, false, false}};
+    for (const Order& sequence : kSequences) run({false, ChainCovers::Sheds::kWhole, sequence});
+  }
+  // A carriers' handoff is chosen on an optimistic estimate (Sheds::kWhole): where one was
+  // weighed, the full plan with every carrier handing off pieces decides too, last, so that it
+  // is kept only where it is cheaper (measured on the peer_match cases: a pass without
+  // handoffs, or a second node order, adds nothing).
+  if (handoff_tried_) {
+    carriers_chosen_.assign(carriers_chosen_.size(), -1);
+    run({false, ChainCovers::Sheds::kPieces, std::nullopt});
   }
   return std::get<0>(best_key) == 0;
 }

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <tuple>
 #include <vector>
 
 #include "planners/chain_covers.h"
@@ -36,7 +38,9 @@ namespace taot::planners {
 //    cross-node piece to a rank that sheds its own experts to its node-mates: chain_covers.h).
 //    An exporting node also tries carriers: its hot ranks with the biggest experts send a whole
 //    expert across nodes and take their node-mates' surplus; a burst's expert, too big for any
-//    bin elsewhere, is handed off instead (ChainCovers::PlanCarry);
+//    bin elsewhere, is handed off instead (ChainCovers::PlanCarry), on an estimate with whole
+//    sheds; where that was weighed, a last pass hands it off with pieces to one receiver per
+//    node that must take some (Pass::sheds);
 // 4. what is still uncovered takes pieces from anywhere (CoverRank), after crumbs of room stuck
 //    in full ranks have moved, through their pieces, to ranks with free slots (AbsorbCrumbs).
 // Handoffs and carriers are chains (a rank both sends and receives); with tight slots they are
@@ -58,11 +62,23 @@ class Placement {
   bool Place(int64_t cap, std::vector<Piece>& pieces);
 
  private:
+  // One way through steps 2 to 4.
+  struct Pass {
+    bool exporters_first;  // the exporting nodes before the self-sufficient ones
+    // The chains' estimates (ChainCovers::Sheds); with kPieces an exporting node's carriers
+    // hand off wherever that covers as much, with kWhole where the estimate says it is cheaper.
+    ChainCovers::Sheds sheds;
+    std::optional<SequenceCover::Order> sequence;  // northwest-corner covers instead of CoverNode
+  };
+  // Covers every node in one pass from the state after step 1; (surplus left, cost).
+  std::tuple<int64_t, double> CoverAll(const std::vector<int>& order, const Pass& pass);
   // The order of step 2; also fills exports_ and clears the carrier choices.
   std::vector<int> NodeOrder();
   void CoverNode(int node);
   // PlaceWhole for every hot rank of the node (hot_), then BestCover for those still hot.
   void CoverHot();
+  // The node's surplus less its open ranks' room: what it must still send to other nodes.
+  int64_t NodeExcess(int node) const;
   // The cheapest of the two-piece cover, the split and a handoff.
   void BestCover(int h);
 
@@ -77,9 +93,11 @@ class Placement {
   std::vector<char> carriers_handing_;    // per node: whether those carriers hand off
   std::vector<int64_t> supply_, demand_;  // the rank-level transport's input, consumed
   std::vector<int> demand_ranks_;
-  std::vector<int> hot_;                            // the node's hot ranks, biggest surplus first
-  std::vector<int> by_expert_;                      // the node's hot ranks, biggest expert first: carriers to try
-  std::vector<PlacementState::Change> best_cover_;  // the better trial's changes, undone to try another
+  std::vector<int> hot_;        // the node's hot ranks, biggest surplus first
+  std::vector<int> by_expert_;  // the node's hot ranks, biggest expert first: carriers to try
+  ChainCovers::Sheds sheds_ = ChainCovers::Sheds::kWhole;  // the pass's
+  bool handoff_tried_ = false;                             // whether a pass weighed a carriers' handoff
+  std::vector<PlacementState::Change> best_cover_;         // the better trial's changes, undone to try another
 };
 
 }  // namespace taot::planners
