@@ -72,6 +72,32 @@ TEST(ChainCoversTest, ACarrierShedsPiecesWhereItsExpertsFitNoMateWhole) {
   EXPECT_EQ(carry->tokens, 150);  // its own room and its mate's
   EXPECT_EQ(carry->overflow, 60);
   EXPECT_EQ(carry->cost, 4.0);  // one piece across, one shed inside
+  // The carry makes its sheds itself: the receiver ends at the cap and the cost is exact.
+  ASSERT_EQ(carry->sheds.size(), 1u);
+  EXPECT_EQ(carry->sheds[0].expert, 6);
+  EXPECT_EQ(carry->sheds[0].mate, 2);
+  EXPECT_EQ(carry->sheds[0].tokens, 60);
+  ChainCovers::ApplyCarry(s, 0, *carry);
+  EXPECT_EQ(s.surplus(3), 0);
+  EXPECT_EQ(s.spare(2), 0);
+  EXPECT_EQ(s.cost(), carry->cost);
+  EXPECT_EQ(s.debt(), 0.0);
+}
+
+TEST(ChainCoversTest, APiecesCarryStopsAtItsLimitAndShedsWholeExpertsWhereTheyFit) {
+  // Cap 160: rooms 60 | 100 90; the roomiest receiver, rank 2, holds experts of 40 and 20.
+  BoundState b(OneRow(4, 8, 2, {200, 0, 100, 0, 40, 20, 70, 0}, 2), 160);
+  PlacementState& s = b.state;
+  ChainCovers chains;
+  // Up to 120: rank 2's room (100) and 20 of its own. Its expert of 40 fits rank 3 whole and
+  // goes whole, so the carry grows to 140 rather than split that expert.
+  const std::optional<Handoff> carry = chains.PlanCarry(s, 0, 0, ChainCovers::Sheds::kPieces, 120);
+  ASSERT_TRUE(carry);
+  EXPECT_EQ(carry->receiver, 2);
+  EXPECT_EQ(carry->tokens, 140);
+  ASSERT_EQ(carry->sheds.size(), 1u);
+  EXPECT_EQ(carry->sheds[0].expert, 4);
+  EXPECT_EQ(carry->sheds[0].tokens, 40);
 }
 
 TEST(ChainCoversTest, AHandoffLeavesTheRoomThatTheReceiversNodeAlreadyOwes) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -13,15 +14,23 @@
 
 namespace taot::planners {
 
+// A piece of a chain's receiver's own expert on one of its node-mates.
+struct Shed {
+  int expert;
+  int mate;
+  int64_t tokens;
+};
+
 // One cross-node piece of h's expert to a receiver, which then sheds `overflow` tokens of its
-// own experts to its node-mates (intra-node pieces, left to the receiver's node's cover; their
-// estimated cost is booked as the state's debt).
+// own experts to its node-mates: either the pieces in `sheds`, or (empty) intra-node pieces left
+// to the receiver's node's cover, their estimated cost booked as the state's debt.
 struct Handoff {
   int expert;
   int receiver;
   int64_t tokens;
   int64_t overflow;  // what the receiver must shed
-  double cost;       // the piece plus the receiver's sheds (estimated)
+  double cost;       // the piece plus the receiver's sheds (estimated where `sheds` is empty)
+  std::vector<Shed> sheds;
 };
 
 class ChainCovers {
@@ -32,9 +41,11 @@ class ChainCovers {
   //   handoff counts all the node's room as free, even room an earlier receiver's overflow
   //   needs (optimistic: the node's cover often finds room the estimate does not see, and the
   //   plan that results decides);
-  // - kPieces: a carry's receiver fills each mate, roomiest first, with pieces of its fullest
-  //   experts (at a tight cap every room must be filled to the brim, and a burst's receiver's
-  //   experts are bigger than any mate's room), and a handoff leaves the room the node owes.
+  // - kPieces: a carry's receiver sheds its experts whole where they fit, then fills each
+  //   mate's room left, roomiest first, with pieces of its fullest experts (at a tight cap every
+  //   room must be filled to the brim, and a burst's receiver's experts are bigger than any
+  //   mate's room), and the carry makes those sheds itself, so its cost is exact; a handoff
+  //   leaves the room the node owes.
   enum class Sheds { kWhole, kPieces };
 
   // A handoff of h's whole surplus (its biggest expert that holds it all) to a receiver g with
@@ -44,10 +55,11 @@ class ChainCovers {
   // O(R + nodes x (E/R) log(E/R)).
   std::optional<Handoff> PlanHandoff(const PlacementState& state, int h, Sheds sheds);
   // A carrier's handoff: as much of h's expert e as one receiver in another node can take, its
-  // room plus what it sheds, after the node's own surplus. The biggest such piece wins, then the
-  // cheapest, then the lower rank. The piece may exceed h's surplus (Export).
+  // room plus what it sheds, after the node's own surplus, and at most `most`. The biggest such
+  // piece wins, then the cheapest, then the lower rank. The piece may exceed h's surplus (Export).
   // O(R log R + nodes x (E/R) x ranks per node).
-  std::optional<Handoff> PlanCarry(const PlacementState& state, int h, int e, Sheds sheds);
+  std::optional<Handoff> PlanCarry(const PlacementState& state, int h, int e, Sheds sheds,
+                                   int64_t most = std::numeric_limits<int64_t>::max());
   // Whether h's biggest expert is more than three times as big as every bin outside h's node: only
   // then does a handoff carry what would otherwise take several inter-node pieces (measured on
   // the frontier cases: below that, the trial costs time and saves nothing). O(R).
@@ -57,16 +69,32 @@ class ChainCovers {
   static void ApplyCarry(PlacementState& state, int h, const Handoff& carry);
 
  private:
-  // The receiver's experts' tokens left, biggest first.
-  const std::vector<int64_t>& ReceiverExperts(const PlacementState& state, int g);
-  // g's sheds into mate_bins_ (consumed), in the order made.
-  const std::vector<int64_t>& WholeSheds(const PlacementState& state, int g);
-  const std::vector<int64_t>& PieceSheds(const PlacementState& state, int g);
+  // How many of a node's roomiest ranks a carry with Sheds::kPieces weighs as receivers.
+  static constexpr size_t kReceiversWeighed = 4;
+  struct Own {
+    int64_t tokens;  // left
+    int expert;
+  };
+  struct Mate {
+    int64_t room;
+    int slots;
+    int rank;
+  };
+  // The receiver's experts, biggest first (the lower expert among equals).
+  const std::vector<Own>& ReceiverExperts(const PlacementState& state, int g);
+  // Roomiest first, then the most slots, then the lower rank.
+  void SortMates();
+  // receiver_left_'s experts whole into mates_ (first fit, biggest first), into sheds_;
+  // stops at the first that fits no mate unless `past_misfits`.
+  void ShedWhole(const PlacementState& state, bool past_misfits);
+  // ShedWhole past misfits, then pieces into the rooms left, into sheds_ (Sheds::kPieces).
+  void ShedPieces(const PlacementState& state);
 
-  std::vector<int64_t> receiver_experts_;
-  std::vector<std::pair<int64_t, int>> mate_bins_;  // (room, slots) of the receiver's open node-mates
-  std::vector<int64_t> receiver_left_;              // the receiver's experts' tokens not yet shed
-  std::vector<int64_t> shed_pieces_;                // the receiver's sheds, in the order made
+  std::vector<Own> receiver_experts_;
+  std::vector<Own> receiver_left_;                   // what the receiver has not shed yet
+  std::vector<Mate> mates_;                          // the receiver's open node-mates, their room and slots left
+  std::vector<Shed> sheds_;                          // the receiver's sheds, in the order made
+  std::vector<std::pair<int64_t, int>> candidates_;  // (room, -rank) of a node's possible receivers
 };
 
 }  // namespace taot::planners

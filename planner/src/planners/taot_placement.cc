@@ -1,4 +1,5 @@
 #include "planners/taot_placement.h"
+#include <cstdio>
 
 #include <algorithm>
 #include <limits>
@@ -101,6 +102,31 @@ int64_t Placement::NodeExcess(int node) const {
   return excess;
 }
 
+void Placement::CarryPieces(int node, std::span<const int> carriers) {
+  PlacementState& s = state_;
+  const int64_t excess = NodeExcess(node);
+  if (excess <= 0 || carriers.empty()) return;
+  // A receiver filled to the cap sheds all its experts and leaves its mates' slots fragmented
+  // for the next: the receivers the node needs share its export evenly, one per carrier in turn.
+  int64_t share = excess;
+  const int first = carriers[0];
+  if (const std::optional<Handoff> probe = chains_.PlanCarry(s, first, s.LargestExpert(first), sheds_, excess)) {
+    const int64_t receivers = (excess + probe->tokens - 1) / probe->tokens;
+    share = (excess + receivers - 1) / receivers;
+  }
+  for (bool carried = true; carried && NodeExcess(node) > 0;) {
+    carried = false;
+    for (const int h : carriers) {
+      const int e = s.LargestExpert(h);
+      if (e < 0 || NodeExcess(node) <= 0) continue;
+      const std::optional<Handoff> carry = chains_.PlanCarry(s, h, e, sheds_, std::min(share, NodeExcess(node)));
+      if (!carry) continue;
+      ChainCovers::ApplyCarry(s, h, *carry);
+      carried = true;
+    }
+  }
+}
+
 void Placement::CoverHot() {
   for (int h : hot_) PlaceWhole(state_, h);
   for (int h : hot_) {
@@ -138,24 +164,22 @@ void Placement::CoverNode(int node) {
     auto try_carriers = [&](int carriers, bool handing) {
       // A reused choice may name more carriers than this order leaves hot ranks.
       carriers = std::min(carriers, static_cast<int>(by_expert.size()));
-      for (int i = 0; i < carriers; ++i) {
-        const int h = by_expert[i];
-        const int e = s.LargestExpert(h);
-        if (e < 0) continue;
-        if (handing) {
-          // With pieces, one receiver per importing node while the node still has more load
-          // than room: a burst's expert crosses once to every node that takes some of it.
-          bool carried = false;
-          while (!carried || (sheds_ == ChainCovers::Sheds::kPieces && NodeExcess(node) > 0)) {
-            const std::optional<Handoff> carry = chains_.PlanCarry(s, h, e, sheds_);
-            if (!carry) break;
-            ChainCovers::ApplyCarry(s, h, *carry);
-            carried = true;
+      if (handing && sheds_ == ChainCovers::Sheds::kPieces) {
+        CarryPieces(node, std::span<const int>(by_expert).first(static_cast<size_t>(carriers)));
+      } else {
+        for (int i = 0; i < carriers; ++i) {
+          const int h = by_expert[i];
+          const int e = s.LargestExpert(h);
+          if (e < 0) continue;
+          if (handing) {
+            if (const std::optional<Handoff> carry = chains_.PlanCarry(s, h, e, sheds_)) {
+              ChainCovers::ApplyCarry(s, h, *carry);
+              continue;
+            }
           }
-          if (carried) continue;
+          const int c = s.BestFitBin(h, e, s.left(e), Scope::kOtherNodes);
+          if (c >= 0) Export(s, h, e, c, std::min(s.left(e), s.spare(c)));
         }
-        const int c = s.BestFitBin(h, e, s.left(e), Scope::kOtherNodes);
-        if (c >= 0) Export(s, h, e, c, std::min(s.left(e), s.spare(c)));
       }
       CoverHot();
       int64_t unmet = 0;

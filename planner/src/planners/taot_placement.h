@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <tuple>
 #include <vector>
 
@@ -77,6 +78,9 @@ class Placement {
   void CoverNode(int node);
   // PlaceWhole for every hot rank of the node (hot_), then BestCover for those still hot.
   void CoverHot();
+  // Sheds::kPieces carriers: they hand their biggest experts off, in turn, to receivers in other
+  // nodes until the node's excess is gone.
+  void CarryPieces(int node, std::span<const int> carriers);
   // The node's surplus less its open ranks' room: what it must still send to other nodes.
   int64_t NodeExcess(int node) const;
   // The cheapest of the two-piece cover, the split and a handoff.
