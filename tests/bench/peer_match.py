@@ -3,7 +3,8 @@
 the peer plans, then `taot` is asked for the residual the peer reached; the table says how often
 taot reached it at no more weight-transfer cost, and its cost relative to the peer's.
 
-  peer_match.py --taot build/tools/taot/taot [--seeds 3] [--jobs 2] [--markdown] [--milp-bursts EP]
+  peer_match.py --taot build/tools/taot/taot [--seeds 3] [--jobs 2] [--markdown]
+                [--milp FAMILY ...] [--milp-peers PEER,...] [--milp-cache FILE]
 
 Cases: the public cases of tests/data/peers (where the ports are checked against the peers' own
 code), and `taot gen` cases at EP16/32 (E = 128) and EP64 (E = 256), K = 2, initial imbalance
@@ -11,12 +12,17 @@ code), and `taot gen` cases at EP16/32 (E = 128) and EP64 (E = 256), K = 2, init
 Families are reported apart, the worst case beside the mean, so that no family hides behind
 another. Costs are the scorecard's weighted cost (intra-node transfers + λ x inter-node ones).
 
---milp-bursts EP also solves the exact MILP (milp_reference.py --full: every expert and guest,
-chains included) on the burst cases of that EP at each peer's residual, and reports taot's cost
-over the optimum; it takes about 30 s per case and target at EP16 (slower beyond).
+--milp FAMILY (e.g. "burst EP16", "zipf EP16"; repeatable) also solves the exact MILP
+(milp_reference.py --full: every expert and guest, chains included) on that family's cases at each
+peer's residual (--milp-peers: only these peers), and reports taot's cost over the optimum and the
+optimum's over the peer's: what any planner could save at that residual. It takes up to a few
+minutes per case and target at EP16, longer beyond.
+--milp-cache FILE keeps every MILP's result (JSON lines, keyed by the case's content and the
+target), so that an interrupted or repeated run solves only what is missing.
 """
 import argparse
 import concurrent.futures as futures
+import hashlib
 import json
 import os
 import subprocess
@@ -79,13 +85,49 @@ def match(taot, family, case, peer, params):
             "taot_residual": ours["imbalance_after_pct"], "taot_cost": ours["weighted_cost"]}
 
 
-def milp_cost(case, target, time_limit):
+class MilpCache:
+    """MILP results by (case content, target); a result stands for any time limit up to the one
+    it was solved under, and for every limit once it is proven optimal."""
+
+    def __init__(self, path):
+        self.path, self.rows = path, {}
+        if path and os.path.exists(path):
+            with open(path) as f:
+                for line in f:
+                    row = json.loads(line)
+                    self.rows[row["key"]] = row
+
+    @staticmethod
+    def key(case, target):
+        with open(case, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest() + "|" + repr(target)
+
+    def get(self, case, target, time_limit):
+        row = self.rows.get(self.key(case, target))
+        if row and (row["status"] == "optimal" or row["time_limit"] >= time_limit):
+            return row["weighted_cost"], row["status"]
+        return None
+
+    def put(self, case, target, time_limit, cost, status):
+        row = {"key": self.key(case, target), "case": os.path.basename(case), "target": target,
+               "time_limit": time_limit, "weighted_cost": cost, "status": status}
+        self.rows[row["key"]] = row
+        if self.path:
+            with open(self.path, "a") as f:
+                f.write(json.dumps(row) + "\n")
+
+
+def milp_cost(case, target, time_limit, cache):
+    cached = cache.get(case, target, time_limit)
+    if cached:
+        return cached
     cmd = [sys.executable, os.path.join(HERE, "milp_reference.py"), case, "--target", repr(target), "--full",
            "--time-limit", str(time_limit)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: {proc.stderr.strip()}")
     out = json.loads(proc.stdout)
+    cache.put(case, target, time_limit, out["weighted_cost"], out["status"])
     return out["weighted_cost"], out["status"]
 
 
@@ -106,12 +148,23 @@ def summarise(rows):
 
 
 def milp_table(rows):
-    lines = ["| peer | case | peer's residual % | taot cost | exact optimum | taot / optimum | solver |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| peer | case | peer's residual % | peer's cost | taot cost | exact optimum | taot / optimum | solver |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ratio = r["taot_cost"] / r["milp_cost"] if r["milp_cost"] > 0 else float(r["taot_cost"] == 0)
-        lines.append(f"| {r['peer']} | {r['case']} | {r['peer_residual']:.2f} | {r['taot_cost']:g} | "
+        lines.append(f"| {r['peer']} | {r['case']} | {r['peer_residual']:.2f} | {r['peer_cost']:g} | {r['taot_cost']:g} | "
                      f"{r['milp_cost']:g} | {ratio:.3f} | {r['milp_status']} |")
+    lines.append("")
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["family"], r["peer"]), []).append(r)
+    for (family, peer), rs in sorted(groups.items()):
+        ratios = [r["taot_cost"] / r["milp_cost"] for r in rs if r["milp_cost"] > 0]
+        within = sum(x <= 1.05 for x in ratios)
+        optimum = sum(r["milp_cost"] for r in rs)
+        lines.append(f"- {family}, at {peer}'s residual: taot / optimum {sum(r['taot_cost'] for r in rs) / max(optimum, 1e-12):.3f} "
+                     f"(total over total), worst {max(ratios, default=1.0):.3f}, {within} of {len(ratios)} within 5%; "
+                     f"the optimum costs {optimum / max(sum(r['peer_cost'] for r in rs), 1e-12):.3f}x the peer.")
     return "\n".join(lines)
 
 
@@ -131,12 +184,23 @@ def main():
     ap.add_argument("--seeds", type=int, default=3, help="seeds per generated group (default 3)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="plans run in parallel")
     ap.add_argument("--markdown", action="store_true", help="print the summary as a markdown table")
-    ap.add_argument("--milp-bursts", type=int, choices=[r for r, _ in SHAPES],
-                    help="also the exact MILP on this EP's burst cases at each peer's residual")
+    ap.add_argument("--milp", action="append", default=[], metavar="FAMILY",
+                    help='also the exact MILP on this family\'s cases at each peer\'s residual ("burst EP16")')
+    ap.add_argument("--milp-peers", help="comma-separated peers for --milp (default: every peer)")
     ap.add_argument("--milp-time-limit", type=float, default=300, help="seconds per MILP (default 300)")
+    ap.add_argument("--milp-cache", help="JSON lines file that keeps MILP results between runs")
     args = ap.parse_args()
     if args.seeds < 1:
         ap.error("--seeds: must be >= 1")
+    families = {f"{kind} EP{ranks}" for kind in ("zipf", "burst") for ranks, _ in SHAPES} | {"public cases", "public corners"}
+    for family in args.milp:
+        if family not in families:
+            ap.error(f"--milp: unknown family {family!r} (one of: {', '.join(sorted(families))})")
+    labels = [peer_label(p, q) for p, q in PEERS]
+    milp_peers = args.milp_peers.split(",") if args.milp_peers else labels
+    for peer in milp_peers:
+        if peer not in labels:
+            ap.error(f"--milp-peers: unknown peer {peer!r} (one of: {', '.join(labels)})")
     with tempfile.TemporaryDirectory() as tmp:
         cases = fixtures() + generated(args.taot, tmp, args.seeds)
         work = [(family, case, peer, params) for family, case in cases for peer, params in PEERS]
@@ -146,14 +210,12 @@ def main():
                 rows.append(row)
                 print(f"\r{i}/{len(work)} plans compared", end="", file=sys.stderr)
         print(file=sys.stderr)
-        exact = [r for r in rows if args.milp_bursts and r["family"] == f"burst EP{args.milp_bursts}"]
+        exact = [r for r in rows if r["family"] in args.milp and r["peer"] in milp_peers]
         cases_by_name = {os.path.basename(c): c for _, c in cases}
-        solved = {}  # peers that reach the same residual share one MILP
-        for i, r in enumerate(exact, 1):
-            key = (r["case"], r["peer_residual"])
-            if key not in solved:
-                solved[key] = milp_cost(cases_by_name[key[0]], key[1], args.milp_time_limit)
-            r["milp_cost"], r["milp_status"] = solved[key]
+        cache = MilpCache(args.milp_cache)
+        for i, r in enumerate(exact, 1):  # peers that reach the same residual share one MILP
+            r["milp_cost"], r["milp_status"] = milp_cost(cases_by_name[r["case"]], r["peer_residual"],
+                                                         args.milp_time_limit, cache)
             print(f"\r{i}/{len(exact)} MILPs solved", end="", file=sys.stderr)
         if exact:
             print(file=sys.stderr)

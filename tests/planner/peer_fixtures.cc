@@ -59,4 +59,13 @@ std::map<std::string, PeerPlan> LoadPeerPlans(const std::string& peer) {
   return plans;
 }
 
+std::vector<Optimum> LoadOptima() {
+  std::vector<Optimum> optima;
+  for (const nlohmann::json& row : nlohmann::json::parse(ReadAll(kPeersDir / "optima.json"))) {
+    optima.push_back({row.at("case").get<std::string>(), row.at("target_pct").get<double>(),
+                      row.at("weighted_cost").get<double>(), row.at("status").get<std::string>() == "optimal"});
+  }
+  return optima;
+}
+
 }  // namespace taot::testing

@@ -35,4 +35,16 @@ PlanRequest LoadPeerCase(const std::string& name);
 // num_groups = 8 or R, converted to fixed homes).
 std::map<std::string, PeerPlan> LoadPeerPlans(const std::string& peer);
 
+// The exact optimum on one public case at one target (optima.json, written by
+// tests/bench/fixture_optima.py from milp_reference.py --full).
+struct Optimum {
+  std::string case_name;
+  double target_pct = 0;
+  double weighted_cost = 0;
+  bool proven = false;  // HiGHS proved it optimal (else the best it found within its limit)
+};
+
+// Every optimum of optima.json, in its order.
+std::vector<Optimum> LoadOptima();
+
 }  // namespace taot::testing
