@@ -1,12 +1,22 @@
 #include "taot/client/reroute.h"
 
 #include <algorithm>
+#include <map>
 
 #include "absl/strings/str_cat.h"
+#include "taot/client/replica_moves.h"
 
 namespace taot::client {
 
 absl::StatusOr<RerouteTable> RerouteTable::For(const Plan& plan, int ranks, int experts, int rank) {
+  std::map<int, int> on_rank;
+  int slots = 0;
+  for (const Replica& r : plan.replicas) slots = std::max(slots, ++on_rank[r.rank]);
+  return For(plan, ranks, experts, rank, slots);
+}
+
+absl::StatusOr<RerouteTable> RerouteTable::For(const Plan& plan, int ranks, int experts, int rank, int slots) {
+  if (slots < 0) return absl::InvalidArgumentError(absl::StrCat("slots: must be >= 0, got ", slots));
   if (ranks <= 0) return absl::InvalidArgumentError(absl::StrCat("ranks: must be >= 1, got ", ranks));
   if (experts <= 0 || experts % ranks != 0) {
     return absl::InvalidArgumentError(
@@ -30,14 +40,46 @@ absl::StatusOr<RerouteTable> RerouteTable::For(const Plan& plan, int ranks, int 
   RerouteTable table;
   table.ranks = ranks;
   table.experts = experts;
+  table.slots = slots;
   table.offsets.assign(static_cast<size_t>(experts) + 1, 0);
   for (const Assignment& a : mine) ++table.offsets[a.expert + 1];
   for (int e = 0; e < experts; ++e) table.offsets[e + 1] += table.offsets[e];
-  for (const Assignment& a : mine) {
+  const int local = experts / ranks + slots;
+  std::map<int, std::vector<int>> slots_of;  // guest -> its slots' experts
+  int64_t run = 0;
+  for (size_t i = 0; i < mine.size(); ++i) {
+    const Assignment& a = mine[i];
+    auto it = slots_of.find(a.rank);
+    if (it == slots_of.end()) it = slots_of.emplace(a.rank, GuestSlots(plan, a.rank)).first;
+    const std::vector<int>& held = it->second;
+    if (static_cast<int>(held.size()) > slots) {
+      return absl::InvalidArgumentError(absl::StrCat("plan.replicas: rank ", a.rank, " holds ", held.size(),
+                                                     " replicas, more than the ", slots, " slots per rank"));
+    }
+    const auto slot = std::find(held.begin(), held.end(), a.expert);
+    if (slot == held.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("plan.assignments: rank ", rank, " sends expert ", a.expert,
+                                                     " to rank ", a.rank, ", which holds no replica of it"));
+    }
+    run = i > 0 && mine[i - 1].expert == a.expert ? run + a.tokens : a.tokens;
     table.guests.push_back(a.rank);
     table.counts.push_back(a.tokens);
+    table.pair_end.push_back(run);
+    table.virtual_id.push_back(a.rank * local + experts / ranks + static_cast<int32_t>(slot - held.begin()));
   }
   return table;
+}
+
+kernels::RouteTable RerouteTable::view() const {
+  kernels::RouteTable t;
+  t.ranks = ranks;
+  t.experts = experts;
+  t.slots = slots;
+  t.guest_begin = offsets.data();
+  t.guest_rank = guests.data();
+  t.pair_end = pair_end.data();
+  t.virtual_id = virtual_id.data();
+  return t;
 }
 
 absl::Status Reroute(const RerouteTable& table, std::span<const int32_t> expert_ids, std::span<int32_t> dest_rank,

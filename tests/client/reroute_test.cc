@@ -6,6 +6,8 @@
 #include <map>
 #include <random>
 
+#include "taot/client/replica_moves.h"
+#include "taot/kernels/reroute.h"
 #include "taot/planner/registry.h"
 #include "taot/sim/case_generator.h"
 
@@ -21,13 +23,24 @@ std::vector<int32_t> PairsOf(const LoadMatrix& load, int source, uint64_t seed) 
   return pairs;
 }
 
-TEST(RerouteTest, EveryRankSendsExactlyThePlansCountsAndTheRestHome) {
+// A generated case (R = 16) and taot's plan for it.
+struct PlannedCase {
   sim::CaseOptions o;
-  o.ranks = 16;
-  o.experts = 64;
-  o.imbalance = 0.7;
-  const PlanRequest request = sim::GenerateCase(o)->request;
-  const Plan plan = *PlannerRegistry::BuiltIn().Create("taot").value()->MakePlan(request);
+  PlanRequest request;
+  Plan plan;
+};
+PlannedCase TaotPlanOn(int experts, double imbalance) {
+  PlannedCase c;
+  c.o.ranks = 16;
+  c.o.experts = experts;
+  c.o.imbalance = imbalance;
+  c.request = sim::GenerateCase(c.o)->request;
+  c.plan = *PlannerRegistry::BuiltIn().Create("taot").value()->MakePlan(c.request);
+  return c;
+}
+
+TEST(RerouteTest, EveryRankSendsExactlyThePlansCountsAndTheRestHome) {
+  const auto [o, request, plan] = TaotPlanOn(64, 0.7);
   ASSERT_FALSE(plan.assignments.empty());
   for (int s = 0; s < o.ranks; ++s) {
     const std::vector<int32_t> pairs = PairsOf(request.load, s, static_cast<uint64_t>(s));
@@ -91,6 +104,59 @@ TEST(RerouteTest, BadInputIsRefusedByNameAndWritesNothing) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(dest, std::vector<int32_t>(3, -7));
   EXPECT_EQ(sends, std::vector<int64_t>(4, -7));
+}
+
+// The data-plane kernel's CPU build (kernels/reroute.h) on the table's view: the same
+// destinations as Reroute, written independently, and virtual ids that name the slot holding the
+// pair's expert on that destination (GuestSlots) or the expert's home block.
+TEST(RerouteTest, TheKernelsViewRoutesAsRerouteDoesToTheSlotsThatHoldTheExperts) {
+  const auto [o, request, plan] = TaotPlanOn(128, 0.9);
+  const int K = request.slots_per_rank();
+  const int L = o.experts / o.ranks + K;
+  for (int s = 0; s < o.ranks; ++s) {
+    const std::vector<int32_t> pairs = PairsOf(request.load, s, static_cast<uint64_t>(s) + 100);
+    const RerouteTable table = *RerouteTable::For(plan, o.ranks, o.experts, s, K);
+    const int64_t n = static_cast<int64_t>(pairs.size());
+    std::vector<int32_t> dest(pairs.size()), kernel_dest(pairs.size()), virtual_id(pairs.size());
+    std::vector<int64_t> sends(o.ranks), kernel_sends(o.ranks), order(pairs.size());
+    ASSERT_TRUE(Reroute(table, pairs, dest, sends).ok());
+    const kernels::RouteTable view = table.view();
+    std::vector<char> workspace(kernels::RerouteWorkspaceBytes(n, view));
+    kernels::RouteCheck check;
+    kernels::RerouteCpu(pairs.data(), n, view, virtual_id.data(), kernel_dest.data(), kernel_sends.data(), order.data(),
+                        workspace.data(), &check);
+    ASSERT_EQ(check.first_bad_pair, n);
+    ASSERT_EQ(check.first_short_expert, o.experts);
+    EXPECT_EQ(kernel_dest, dest) << "source " << s;
+    EXPECT_EQ(kernel_sends, sends);
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      const int local = virtual_id[i] % L;
+      if (local < o.experts / o.ranks) {
+        ASSERT_EQ(dest[i] * (o.experts / o.ranks) + local, pairs[i]);
+      } else {
+        const std::vector<int> held = GuestSlots(plan, dest[i]);
+        ASSERT_LT(local - o.experts / o.ranks, static_cast<int>(held.size()));
+        ASSERT_EQ(held[local - o.experts / o.ranks], pairs[i]);
+      }
+    }
+    for (size_t p = 1; p < order.size(); ++p) {
+      ASSERT_LE(virtual_id[order[p - 1]], virtual_id[order[p]]);
+      if (virtual_id[order[p - 1]] == virtual_id[order[p]]) {
+        ASSERT_LT(order[p - 1], order[p]);
+      }
+    }
+  }
+}
+
+TEST(RerouteTest, ATableRefusesAPlanThatOverfillsTheSlotsOrAssignsWithoutAReplica) {
+  Plan plan;
+  plan.replicas = {{0, 2}, {1, 2}, {4, 2}};
+  plan.assignments = {{1, 0, 2, 1}};
+  EXPECT_NE(RerouteTable::For(plan, 4, 8, 1, 2).status().message().find("rank 2 holds 3 replicas"), std::string::npos);
+  EXPECT_EQ(RerouteTable::For(plan, 4, 8, 1).value().slots, 3);  // K from the plan
+  plan.replicas = {{1, 2}};
+  EXPECT_NE(RerouteTable::For(plan, 4, 8, 1, 2).status().message().find("holds no replica"), std::string::npos);
+  EXPECT_EQ(RerouteTable::For(plan, 4, 8, 1, -1).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace
