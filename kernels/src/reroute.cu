@@ -71,8 +71,8 @@ cudaError_t CountExpertsOn(const Id* ids, int64_t n, int32_t experts, int64_t* c
   cudaError_t err = cudaMemsetAsync(counts, 0, static_cast<size_t>(experts) * sizeof(int64_t), stream);
   if (err != cudaSuccess || n == 0) return err != cudaSuccess ? err : cudaGetLastError();
   const size_t shared = experts <= kSharedBins ? static_cast<size_t>(experts) * sizeof(unsigned int) : 0;
-  CountKernel<<<Blocks(n), kThreads, shared, stream>>>(ids, n, experts,
-                                                       reinterpret_cast<unsigned long long*>(counts), check);
+  CountKernel<<<Blocks(n), kThreads, shared, stream>>>(ids, n, experts, reinterpret_cast<unsigned long long*>(counts),
+                                                       check);
   return cudaGetLastError();
 }
 

@@ -44,10 +44,10 @@ void RerouteCpu(const int32_t* expert_ids, int64_t n, const RouteTable& table, i
   const int32_t virtual_experts = VirtualExperts(table);
   const int32_t local = LocalExperts(table);
   int64_t* seen = static_cast<int64_t*>(workspace);  // pairs of each expert so far
-  int64_t* starts = seen + experts;                   // per virtual expert: its pairs, then where they start
+  int64_t* starts = seen + experts;                  // per virtual expert: its pairs, then where they start
   int32_t* cursor = reinterpret_cast<int32_t*>(starts + virtual_experts);  // the guest being filled
-  int32_t* home = cursor + experts;                                         // the expert's home virtual id
-  int32_t* rank_of = home + experts;                                        // a virtual id's rank
+  int32_t* home = cursor + experts;                                        // the expert's home virtual id
+  int32_t* rank_of = home + experts;                                       // a virtual id's rank
   check->first_bad_pair = n;
   check->first_short_expert = experts;
   for (int32_t e = 0; e < experts; ++e) {

@@ -36,7 +36,8 @@ std::vector<int32_t> PairsOf(const taot::LoadMatrix& load, int source) {
   for (int e = 0; e < load.experts(); ++e) {
     pairs.insert(pairs.end(), static_cast<size_t>(load.at(source, e) * kPairs / std::max<int64_t>(total, 1)), e);
   }
-  while (static_cast<int64_t>(pairs.size()) < kPairs) pairs.push_back(static_cast<int32_t>(pairs.size()) % load.experts());
+  while (static_cast<int64_t>(pairs.size()) < kPairs)
+    pairs.push_back(static_cast<int32_t>(pairs.size()) % load.experts());
   std::shuffle(pairs.begin(), pairs.end(), std::mt19937_64(static_cast<uint64_t>(source) + 1));
   return pairs;
 }
@@ -57,9 +58,11 @@ double BestMicros(int repeats, F&& f) {
 int main(int argc, char** argv) {
   CLI::App app("reroute_bench: one rank's reroute of 32,768 pairs, host path against the kernel's CPU build");
   int repeats = 200;
-  app.add_option("--repeats", repeats, "runs per measurement; the fastest counts (default 200)")->check(CLI::Range(1, 100000));
+  app.add_option("--repeats", repeats, "runs per measurement; the fastest counts (default 200)")
+      ->check(CLI::Range(1, 100000));
   CLI11_PARSE(app, argc, argv);
-  const Family families[] = {{"zipf-like 50%", 0.5, 0}, {"one hot expert", -1, 1}, {"three hot", -1, 3}, {"near uniform 5%", 0.05, 0}};
+  const Family families[] = {
+      {"zipf-like 50%", 0.5, 0}, {"one hot expert", -1, 1}, {"three hot", -1, 3}, {"near uniform 5%", 0.05, 0}};
   struct Shape {
     int ranks, experts;
   };
@@ -102,8 +105,8 @@ int main(int argc, char** argv) {
         if (!taot::client::Reroute(*table, pairs, dest, sends).ok()) std::abort();
       });
       const double kernel = BestMicros(repeats, [&] {
-        taot::kernels::RerouteCpu(pairs.data(), kPairs, view, virtual_id.data(), dest.data(), sends.data(), order.data(),
-                                  workspace.data(), &check);
+        taot::kernels::RerouteCpu(pairs.data(), kPairs, view, virtual_id.data(), dest.data(), sends.data(),
+                                  order.data(), workspace.data(), &check);
       });
       if (check.first_bad_pair != kPairs || check.first_short_expert != s.experts) std::abort();
       std::printf("| %s | %d | %d | %.1f | %.1f | %.2f |\n", f.name, s.ranks, s.experts, host, kernel, kernel / host);

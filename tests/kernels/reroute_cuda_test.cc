@@ -112,8 +112,11 @@ struct Outputs {
 
 Outputs OnCpu(const OwnedTable& table, const std::vector<int32_t>& ids) {
   const int64_t n = static_cast<int64_t>(ids.size());
-  Outputs out{std::vector<int32_t>(ids.size()), std::vector<int32_t>(ids.size()),
-              std::vector<int64_t>(static_cast<size_t>(table.view().ranks)), std::vector<int64_t>(ids.size()), {}};
+  Outputs out{std::vector<int32_t>(ids.size()),
+              std::vector<int32_t>(ids.size()),
+              std::vector<int64_t>(static_cast<size_t>(table.view().ranks)),
+              std::vector<int64_t>(ids.size()),
+              {}};
   std::vector<char> workspace(RerouteWorkspaceBytes(n, table.view()));
   RerouteCpu(ids.data(), n, table.view(), out.virtual_expert.data(), out.dest_rank.data(), out.send_counts.data(),
              out.order.data(), workspace.data(), &out.check);
