@@ -17,3 +17,5 @@ ctest -L gpu --output-on-failure 2>&1 | tee "$OLDPWD/$out/ctest-gpu.log"
 if grep -q "Skipped" "$OLDPWD/$out/ctest-gpu.log"; then
   echo "gpu_check: some gpu tests skipped (NCCL takes one rank per device: checks of 2 or 4 ranks skip on fewer GPUs)"
 fi
+# The kernels' device figures (docs/performance.md): reroute, pack/unpack, gradient add.
+"./tests/bench/kernels_gpu_bench" 2>&1 | tee "$OLDPWD/$out/kernels_bench.md"
