@@ -8,7 +8,9 @@ if [ -z "$format" ]; then
   echo "check_format: clang-format not found (scripts/setup.sh installs it)" >&2
   exit 2
 fi
-mapfile -t files < <(git ls-files '*.c' '*.cc' '*.h' '*.cu')
+# Tracked files and new ones not yet added (not ignored), as long as they exist.
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.c' '*.cc' '*.h' '*.cu' |
+  sort -u | while read -r f; do [ -f "$f" ] && echo "$f"; done)
 if [ "${1:-}" = "--fix" ]; then
   "$format" -i "${files[@]}"
   exit 0
