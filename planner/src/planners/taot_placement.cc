@@ -266,6 +266,17 @@ std::tuple<int64_t, double> Placement::CoverAll(const std::vector<int>& order, c
   return {std::accumulate(surpluses.begin(), surpluses.end(), int64_t{0}), s.cost()};
 }
 
+bool Placement::CrossesTwiceBetweenTwoNodes(const std::vector<Piece>& pieces) {
+  const Topology& topo = state_.topology();
+  crossings_.clear();
+  for (const Piece& p : pieces) {
+    const int from = topo.node_of(state_.home_of(p.expert)), to = topo.node_of(p.rank);
+    if (from != to) crossings_.push_back(from * topo.nodes() + to);
+  }
+  std::sort(crossings_.begin(), crossings_.end());
+  return std::adjacent_find(crossings_.begin(), crossings_.end()) != crossings_.end();
+}
+
 bool Placement::Place(int64_t cap, std::vector<Piece>& pieces) {
   PlacementState& s = state_;
   s.Reset(cap);
@@ -306,10 +317,11 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces) {
     for (const Order& sequence : kSequences) run({false, ChainCovers::Sheds::kWhole, sequence});
   }
   // A carriers' handoff is chosen on an optimistic estimate (Sheds::kWhole): where one was
-  // weighed, the full plan with every carrier handing off pieces decides too, last, so that it
-  // is kept only where it is cheaper (measured on the peer_match cases: a pass without
-  // handoffs, or a second node order, adds nothing).
-  if (handoff_tried_) {
+  // weighed, and the best plan sends two pieces or more from one node to another (which one
+  // carry per node could merge), the full plan with every carrier handing off pieces decides
+  // too, last, so that it is kept only where it is cheaper (measured on the peer_match cases: a
+  // pass without handoffs, or a second node order, adds nothing).
+  if (handoff_tried_ && CrossesTwiceBetweenTwoNodes(pieces)) {
     carriers_chosen_.assign(carriers_chosen_.size(), -1);
     run({false, ChainCovers::Sheds::kPieces, std::nullopt});
   }

@@ -81,6 +81,8 @@ class Placement {
   // Sheds::kPieces carriers: they hand their biggest experts off, in turn, to receivers in other
   // nodes until the node's excess is gone.
   void CarryPieces(int node, std::span<const int> carriers);
+  // Whether two of `pieces` cross from the same node to the same other node.
+  bool CrossesTwiceBetweenTwoNodes(const std::vector<Piece>& pieces);
   // The node's surplus less its open ranks' room: what it must still send to other nodes.
   int64_t NodeExcess(int node) const;
   // The cheapest of the two-piece cover, the split and a handoff.
@@ -100,8 +102,10 @@ class Placement {
   std::vector<int> hot_;        // the node's hot ranks, biggest surplus first
   std::vector<int> by_expert_;  // the node's hot ranks, biggest expert first: carriers to try
   ChainCovers::Sheds sheds_ = ChainCovers::Sheds::kWhole;  // the pass's
-  bool handoff_tried_ = false;                             // whether a pass weighed a carriers' handoff
-  std::vector<PlacementState::Change> best_cover_;         // the better trial's changes, undone to try another
+  bool handoff_tried_ = false;
+  std::vector<int> crossings_;  // (from node, to node) of cross-node pieces, as one index // whether a pass weighed a
+                                // carriers' handoff
+  std::vector<PlacementState::Change> best_cover_;  // the better trial's changes, undone to try another
 };
 
 }  // namespace taot::planners
