@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "taot/client/replica_moves.h"
@@ -44,28 +45,32 @@ absl::StatusOr<RerouteTable> RerouteTable::For(const Plan& plan, int ranks, int 
   table.offsets.assign(static_cast<size_t>(experts) + 1, 0);
   for (const Assignment& a : mine) ++table.offsets[a.expert + 1];
   for (int e = 0; e < experts; ++e) table.offsets[e + 1] += table.offsets[e];
-  const int local = experts / ranks + slots;
-  std::map<int, std::vector<int>> slots_of;  // guest -> its slots' experts
+  const int per_rank = experts / ranks;
+  const int local = per_rank + slots;
+  // Every replica's slot, numbered once for the whole plan: sorted by (expert, home, guest).
+  const std::vector<ReplicaTransfer> transfers = Transfers(plan, per_rank);
+  std::vector<int> held(static_cast<size_t>(ranks), 0);  // replicas per guest rank
+  for (const ReplicaTransfer& t : transfers) {
+    if (t.guest >= 0 && t.guest < ranks) held[t.guest] = std::max(held[t.guest], t.slot + 1);
+  }
   int64_t run = 0;
   for (size_t i = 0; i < mine.size(); ++i) {
     const Assignment& a = mine[i];
-    auto it = slots_of.find(a.rank);
-    if (it == slots_of.end()) it = slots_of.emplace(a.rank, GuestSlots(plan, a.rank)).first;
-    const std::vector<int>& held = it->second;
-    if (static_cast<int>(held.size()) > slots) {
-      return absl::InvalidArgumentError(absl::StrCat("plan.replicas: rank ", a.rank, " holds ", held.size(),
-                                                     " replicas, more than the ", slots, " slots per rank"));
-    }
-    const auto slot = std::find(held.begin(), held.end(), a.expert);
-    if (slot == held.end()) {
+    const ReplicaTransfer key{a.expert, a.expert / per_rank, a.rank, 0};
+    const auto slot = std::lower_bound(transfers.begin(), transfers.end(), key);
+    if (slot == transfers.end() || slot->expert != a.expert || slot->guest != a.rank) {
       return absl::InvalidArgumentError(absl::StrCat("plan.assignments: rank ", rank, " sends expert ", a.expert,
                                                      " to rank ", a.rank, ", which holds no replica of it"));
+    }
+    if (held[a.rank] > slots) {
+      return absl::InvalidArgumentError(absl::StrCat("plan.replicas: rank ", a.rank, " holds ", held[a.rank],
+                                                     " replicas, more than the ", slots, " slots per rank"));
     }
     run = i > 0 && mine[i - 1].expert == a.expert ? run + a.tokens : a.tokens;
     table.guests.push_back(a.rank);
     table.counts.push_back(a.tokens);
     table.pair_end.push_back(run);
-    table.virtual_id.push_back(a.rank * local + experts / ranks + static_cast<int32_t>(slot - held.begin()));
+    table.virtual_id.push_back(a.rank * local + per_rank + slot->slot);
   }
   return table;
 }

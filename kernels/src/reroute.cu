@@ -197,11 +197,11 @@ cudaError_t RerouteCuda(const int32_t* expert_ids, int64_t n, const RouteTable& 
                         int32_t* dest_rank, int64_t* send_counts, int64_t* order, void* workspace,
                         size_t workspace_bytes, RouteCheck* check, cudaStream_t stream) {
   if (n < 0 || n > INT_MAX || table.ranks <= 0 || table.experts <= 0 || table.experts % table.ranks != 0 ||
-      table.ranks > kSharedBins || workspace_bytes < RerouteCudaWorkspaceBytes(n, table)) {
+      table.ranks > kSharedBins) {
     return cudaErrorInvalidValue;
   }
   Workspace w;
-  Carve(n, table, workspace, &w);
+  if (Carve(n, table, workspace, &w) > workspace_bytes) return cudaErrorInvalidValue;
   cudaError_t err = CountExpertsOn(expert_ids, n, table.experts, w.counts, check, stream);
   if (err != cudaSuccess) return err;
   err = cudaMemsetAsync(send_counts, 0, static_cast<size_t>(table.ranks) * sizeof(int64_t), stream);

@@ -10,11 +10,11 @@ namespace taot::planners {
 
 const std::vector<ChainCovers::Own>& ChainCovers::ReceiverExperts(const PlacementState& state, int g) {
   const int per_rank = state.experts_per_rank();
-  receiver_experts_.resize(static_cast<size_t>(per_rank));
-  for (int i = 0; i < per_rank; ++i) receiver_experts_[i] = {state.left(g * per_rank + i), g * per_rank + i};
-  std::sort(receiver_experts_.begin(), receiver_experts_.end(),
+  receiver_left_.resize(static_cast<size_t>(per_rank));
+  for (int i = 0; i < per_rank; ++i) receiver_left_[i] = {state.left(g * per_rank + i), g * per_rank + i};
+  std::sort(receiver_left_.begin(), receiver_left_.end(),
             [](const Own& a, const Own& b) { return std::tie(b.tokens, a.expert) < std::tie(a.tokens, b.expert); });
-  return receiver_experts_;
+  return receiver_left_;
 }
 
 std::optional<Handoff> ChainCovers::PlanHandoff(const PlacementState& state, int h, Sheds sheds) {
@@ -141,7 +141,7 @@ std::optional<Handoff> ChainCovers::PlanCarry(const PlacementState& state, int h
         mate.room -= taken;
         pending -= taken;
       }
-      receiver_left_ = ReceiverExperts(state, g);
+      ReceiverExperts(state, g);
       sheds_.clear();
       if (sheds == Sheds::kWhole) {
         ShedWhole(state, false);

@@ -80,7 +80,7 @@ class ChainCovers {
     int slots;
     int rank;
   };
-  // The receiver's experts, biggest first (the lower expert among equals).
+  // The receiver's experts, biggest first (the lower expert among equals), into receiver_left_.
   const std::vector<Own>& ReceiverExperts(const PlacementState& state, int g);
   // Roomiest first, then the most slots, then the lower rank.
   void SortMates();
@@ -90,7 +90,6 @@ class ChainCovers {
   // ShedWhole past misfits, then pieces into the rooms left, into sheds_ (Sheds::kPieces).
   void ShedPieces(const PlacementState& state);
 
-  std::vector<Own> receiver_experts_;
   std::vector<Own> receiver_left_;                   // what the receiver has not shed yet
   std::vector<Mate> mates_;                          // the receiver's open node-mates, their room and slots left
   std::vector<Shed> sheds_;                          // the receiver's sheds, in the order made

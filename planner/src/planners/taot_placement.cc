@@ -1,5 +1,4 @@
 #include "planners/taot_placement.h"
-#include <cstdio>
 
 #include <algorithm>
 #include <limits>
