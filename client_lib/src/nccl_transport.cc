@@ -8,7 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "taot/kernels/accumulate.h"
+#include "cuda_plane.h"
+#include "nccl_wait.h"
 #include "transport_parts.h"
 
 namespace taot::client {
@@ -16,75 +17,38 @@ namespace {
 
 static_assert(sizeof(ncclUniqueId) == sizeof(NcclUniqueId), "NcclUniqueId must hold an ncclUniqueId");
 
-absl::Status Cuda(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return absl::OkStatus();
-  return absl::UnavailableError(absl::StrCat(what, ": ", cudaGetErrorString(e)));
-}
-
-absl::Status Nccl(ncclResult_t r, const char* what) {
-  if (r == ncclSuccess || r == ncclInProgress) return absl::OkStatus();
-  return absl::UnavailableError(absl::StrCat(what, ": ", ncclGetErrorString(r)));
-}
-
-// Waits for the communicator's pending work (non-blocking mode) or `event`, whichever the caller
-// passes, until `deadline`; aborts the communicator on timeout.
-absl::Status AwaitComm(ncclComm_t comm, cudaEvent_t event, absl::Time deadline, const char* what) {
-  while (true) {
-    ncclResult_t state = ncclSuccess;
-    if (absl::Status s = Nccl(ncclCommGetAsyncError(comm, &state), what); !s.ok()) return s;
-    if (state != ncclSuccess && state != ncclInProgress) return Nccl(state, what);
-    const bool comm_done = state == ncclSuccess;
-    bool event_done = true;
-    if (event != nullptr) {
-      const cudaError_t q = cudaEventQuery(event);
-      if (q != cudaSuccess && q != cudaErrorNotReady) return Cuda(q, what);
-      event_done = q == cudaSuccess;
-    }
-    if (comm_done && event_done) return absl::OkStatus();
-    if (absl::Now() > deadline) {
-      ncclCommAbort(comm);
-      return absl::DeadlineExceededError(
-          absl::StrCat(what, ": a peer did not answer in time; the communicator is aborted"));
-    }
-    absl::SleepFor(absl::Microseconds(20));
-  }
-}
-
-class DeviceBuffer final : public TransportBuffer {
- public:
-  explicit DeviceBuffer(void* data) : data_(data) {}
-  ~DeviceBuffer() override { cudaFree(data_); }
-  void* data() override { return data_; }
-
- private:
-  void* data_;
-};
-
 class NcclExchange final : public PendingExchange {
  public:
-  NcclExchange(ncclComm_t comm, cudaEvent_t event) : comm_(comm), event_(event) {}
+  NcclExchange(NcclComm& comm, cudaEvent_t event) : comm_(comm), event_(event) {}
   ~NcclExchange() override { cudaEventDestroy(event_); }
   absl::Status Wait(absl::Duration timeout) override {
     return AwaitComm(comm_, event_, absl::Now() + timeout, "nccl exchange");
   }
 
  private:
-  ncclComm_t comm_;
+  NcclComm& comm_;
   cudaEvent_t event_;
 };
 
 class NcclTransport final : public Transport {
  public:
-  NcclTransport(ncclComm_t comm, int rank, int size, int device, cudaStream_t stream, bool own_stream)
-      : comm_(comm), rank_(rank), size_(size), device_(device), stream_(stream), own_stream_(own_stream) {}
+  NcclTransport(std::unique_ptr<NcclComm> comm, const NcclOptions& o, cudaStream_t stream, bool own_stream)
+      : comm_(std::move(comm)),
+        rank_(o.rank),
+        size_(o.size),
+        device_(o.device),
+        stream_(stream),
+        own_stream_(own_stream),
+        plane_(*comm_, o.device, stream, o.timeout) {}
   ~NcclTransport() override {
-    ncclCommDestroy(comm_);
     if (scratch_ != nullptr) cudaFree(scratch_);
+    comm_.reset();  // before the stream it may have work on
     if (own_stream_) cudaStreamDestroy(stream_);
   }
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  DataPlane& plane() override { return plane_; }
 
   absl::Status AllGather(std::span<const int64_t> mine, std::span<int64_t> all, absl::Duration timeout) override {
     if (all.size() != mine.size() * static_cast<size_t>(size_)) {
@@ -101,7 +65,8 @@ class NcclTransport final : public Transport {
         !s.ok()) {
       return s;
     }
-    if (absl::Status s = Nccl(ncclAllGather(send, recv, mine.size(), ncclInt64, comm_, stream_), "nccl all-gather");
+    if (absl::Status s =
+            Nccl(ncclAllGather(send, recv, mine.size(), ncclInt64, comm_->comm, stream_), "nccl all-gather");
         !s.ok()) {
       return s;
     }
@@ -110,7 +75,7 @@ class NcclTransport final : public Transport {
         !s.ok()) {
       return s;
     }
-    return Finish(absl::Now() + timeout, "nccl all-gather");
+    return plane_.Finish(timeout);
   }
 
   absl::StatusOr<std::unique_ptr<PendingExchange>> StartExchange(std::vector<SendOp> sends,
@@ -121,13 +86,15 @@ class NcclTransport final : public Transport {
     // which both sides derive from the same plan.
     if (absl::Status s = Nccl(ncclGroupStart(), "nccl group"); !s.ok()) return s;
     for (const SendOp& op : sends) {
-      if (absl::Status s = Nccl(ncclSend(op.data, op.bytes, ncclChar, op.peer, comm_, stream_), "nccl send"); !s.ok()) {
+      if (absl::Status s = Nccl(ncclSend(op.data, op.bytes, ncclChar, op.peer, comm_->comm, stream_), "nccl send");
+          !s.ok()) {
         ncclGroupEnd();
         return s;
       }
     }
     for (const RecvOp& op : recvs) {
-      if (absl::Status s = Nccl(ncclRecv(op.data, op.bytes, ncclChar, op.peer, comm_, stream_), "nccl recv"); !s.ok()) {
+      if (absl::Status s = Nccl(ncclRecv(op.data, op.bytes, ncclChar, op.peer, comm_->comm, stream_), "nccl recv");
+          !s.ok()) {
         ncclGroupEnd();
         return s;
       }
@@ -139,24 +106,14 @@ class NcclTransport final : public Transport {
       cudaEventDestroy(event);
       return s;
     }
-    return std::make_unique<NcclExchange>(comm_, event);
-  }
-
-  absl::StatusOr<std::unique_ptr<TransportBuffer>> NewBuffer(size_t bytes) override {
-    if (absl::Status s = Use(); !s.ok()) return s;
-    void* data = nullptr;
-    if (absl::Status s = Cuda(cudaMalloc(&data, bytes == 0 ? 1 : bytes), "device buffer"); !s.ok()) return s;
-    return std::make_unique<DeviceBuffer>(data);
-  }
-
-  absl::Status Accumulate(float* dst, const float* src, size_t n) override {
-    if (absl::Status s = Use(); !s.ok()) return s;
-    if (absl::Status s = Cuda(kernels::AccumulateCuda(dst, src, n, stream_), "accumulate"); !s.ok()) return s;
-    return Cuda(cudaStreamSynchronize(stream_), "accumulate");
+    return std::make_unique<NcclExchange>(*comm_, event);
   }
 
  private:
-  absl::Status Use() const { return Cuda(cudaSetDevice(device_), "cudaSetDevice"); }
+  absl::Status Use() const {
+    if (absl::Status s = comm_->Usable("nccl transport"); !s.ok()) return s;
+    return Cuda(cudaSetDevice(device_), "cudaSetDevice");
+  }
 
   absl::Status Scratch(size_t bytes) {
     if (bytes <= scratch_bytes_) return absl::OkStatus();
@@ -168,20 +125,12 @@ class NcclTransport final : public Transport {
     return absl::OkStatus();
   }
 
-  // Waits for everything enqueued on the stream.
-  absl::Status Finish(absl::Time deadline, const char* what) {
-    cudaEvent_t event = nullptr;
-    if (absl::Status s = Cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "event"); !s.ok()) return s;
-    absl::Status s = Cuda(cudaEventRecord(event, stream_), "event");
-    if (s.ok()) s = AwaitComm(comm_, event, deadline, what);
-    cudaEventDestroy(event);
-    return s;
-  }
-
-  ncclComm_t comm_;
+  // Declared first: the plane refers to it, and it is destroyed last.
+  std::unique_ptr<NcclComm> comm_;
   const int rank_, size_, device_;
   cudaStream_t stream_;
   const bool own_stream_;
+  CudaPlane plane_;
   void* scratch_ = nullptr;
   size_t scratch_bytes_ = 0;
 };
@@ -217,14 +166,14 @@ absl::StatusOr<std::unique_ptr<Transport>> ConnectNccl(const NcclOptions& o) {
   std::memcpy(&id, o.id.data(), sizeof(id));
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;  // so that a missing peer is a timeout, not a hang
-  ncclComm_t comm = nullptr;
-  absl::Status s = Nccl(ncclCommInitRankConfig(&comm, o.size, id, o.rank, &config), "ncclCommInitRankConfig");
-  if (s.ok()) s = AwaitComm(comm, nullptr, absl::Now() + o.timeout, "nccl rendezvous");
+  auto comm = std::make_unique<NcclComm>();
+  absl::Status s = Nccl(ncclCommInitRankConfig(&comm->comm, o.size, id, o.rank, &config), "ncclCommInitRankConfig");
+  if (s.ok()) s = AwaitComm(*comm, nullptr, absl::Now() + o.timeout, "nccl rendezvous");
   if (!s.ok()) {
     if (own) cudaStreamDestroy(stream);
     return s;
   }
-  return std::make_unique<NcclTransport>(comm, o.rank, o.size, o.device, stream, own);
+  return std::make_unique<NcclTransport>(std::move(comm), o, stream, own);
 }
 
 }  // namespace taot::client

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "taot/client/replica_moves.h"
+#include "taot/kernels/accumulate.h"
 
 namespace taot::client {
 namespace {
@@ -77,7 +78,7 @@ absl::Status ReturnGradients(Transport& transport, const Plan& plan, int experts
       count.sent += static_cast<int64_t>(gradients.bytes);
     } else if (t.home == transport.rank()) {
       incoming.push_back(&t);
-      absl::StatusOr<std::unique_ptr<TransportBuffer>> buffer = transport.NewBuffer(gradients.bytes);
+      absl::StatusOr<std::unique_ptr<TransportBuffer>> buffer = transport.plane().NewBuffer(gradients.bytes);
       if (!buffer.ok()) return buffer.status();
       received.push_back(*std::move(buffer));
       count.received += static_cast<int64_t>(gradients.bytes);
@@ -93,10 +94,11 @@ absl::Status ReturnGradients(Transport& transport, const Plan& plan, int experts
   if (absl::Status s = (*pending)->Wait(timeout); !s.ok()) return s;
   for (size_t i = 0; i < incoming.size(); ++i) {
     auto* home = static_cast<float*>(gradients.home[LocalIndex(transport, incoming[i]->expert, experts)]);
-    if (absl::Status s = transport.Accumulate(home, static_cast<const float*>(received[i]->data()), floats); !s.ok()) {
-      return s;
-    }
+    kernels::GradSources one;
+    one.source[one.count++] = received[i]->data();
+    if (absl::Status s = transport.plane().AccumulateMany(home, one, floats); !s.ok()) return s;
   }
+  if (absl::Status s = transport.plane().Finish(timeout); !s.ok()) return s;
   if (moved != nullptr) *moved = count;
   return absl::OkStatus();
 }

@@ -1,12 +1,56 @@
 #include "transport_parts.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "taot/kernels/accumulate.h"
+#include "taot/kernels/expert_weights.h"
 
 namespace taot::client {
+namespace {
 
-absl::Status HostMemoryTransport::Accumulate(float* dst, const float* src, size_t n) {
-  kernels::AccumulateCpu(dst, src, n);
+class HostBuffer final : public TransportBuffer {
+ public:
+  explicit HostBuffer(size_t bytes) : bytes_(bytes) {}
+  void* data() override { return bytes_.data(); }
+
+ private:
+  std::vector<char> bytes_;
+};
+
+absl::Status TensorCountError(const kernels::ExpertTensors& tensors) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("tensors.count: must be in [1, ", kernels::kMaxTensors, "], got ", tensors.count));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<TransportBuffer>> HostPlane::NewBuffer(size_t bytes) {
+  return std::make_unique<HostBuffer>(bytes);
+}
+
+absl::Status HostPlane::Upload(std::span<const int32_t> values, int32_t* dst) {
+  std::copy(values.begin(), values.end(), dst);
+  return absl::OkStatus();
+}
+
+absl::Status HostPlane::Pack(const kernels::ExpertTensors& tensors, const int32_t* experts, int32_t count,
+                             void* packed) {
+  if (!kernels::PackExpertsCpu(tensors, experts, count, packed)) return TensorCountError(tensors);
+  return absl::OkStatus();
+}
+
+absl::Status HostPlane::Unpack(const kernels::ExpertTensors& tensors, const int32_t* experts, int32_t count,
+                               const void* packed) {
+  if (!kernels::UnpackExpertsCpu(tensors, experts, count, packed)) return TensorCountError(tensors);
+  return absl::OkStatus();
+}
+
+absl::Status HostPlane::AccumulateMany(float* dst, const kernels::GradSources& sources, size_t n) {
+  if (!kernels::AccumulateManyCpu(dst, sources, n)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sources.count: must be in [0, ", kernels::kMaxSources, "], got ", sources.count));
+  }
   return absl::OkStatus();
 }
 

@@ -5,28 +5,35 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "taot/client/data_plane.h"
 #include "taot/client/transport.h"
 
 namespace taot::client {
 
-// Scratch memory in the host's RAM (Gloo, in-process).
-class HostBuffer final : public TransportBuffer {
+// Host memory and the kernels' CPU references (Gloo, in-process): every step is done when it
+// returns, so the trainer's streams have nothing to wait for.
+class HostPlane final : public DataPlane {
  public:
-  explicit HostBuffer(size_t bytes) : bytes_(bytes) {}
-  void* data() override { return bytes_.data(); }
-
- private:
-  std::vector<char> bytes_;
+  bool ordered() const override { return false; }
+  absl::StatusOr<std::unique_ptr<TransportBuffer>> NewBuffer(size_t bytes) override;
+  absl::Status Upload(std::span<const int32_t> values, int32_t* dst) override;
+  absl::Status Pack(const kernels::ExpertTensors& tensors, const int32_t* experts, int32_t count,
+                    void* packed) override;
+  absl::Status Unpack(const kernels::ExpertTensors& tensors, const int32_t* experts, int32_t count,
+                      const void* packed) override;
+  absl::Status AccumulateMany(float* dst, const kernels::GradSources& sources, size_t n) override;
+  absl::Status HoldStream(uintptr_t) override { return absl::OkStatus(); }
+  absl::Status AwaitStream(uintptr_t) override { return absl::OkStatus(); }
+  absl::Status Finish(absl::Duration) override { return absl::OkStatus(); }
 };
 
-// A transport whose buffers live in host memory (Gloo, in-process): scratch from the heap and
-// the CPU reference of the gradient add.
+// A transport whose buffers live in host memory (Gloo, in-process).
 class HostMemoryTransport : public Transport {
  public:
-  absl::StatusOr<std::unique_ptr<TransportBuffer>> NewBuffer(size_t bytes) override {
-    return std::make_unique<HostBuffer>(bytes);
-  }
-  absl::Status Accumulate(float* dst, const float* src, size_t n) override;
+  DataPlane& plane() override { return plane_; }
+
+ private:
+  HostPlane plane_;
 };
 
 // Every peer of an exchange is another rank of the group; the error names the operation.

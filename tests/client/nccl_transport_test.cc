@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "taot/client/replica_exchange.h"
+#include "taot/kernels/expert_weights.h"
 #include "transport_contract.h"
 
 namespace taot::client {
@@ -74,16 +75,61 @@ TEST(NcclTransportTest, OneRankGathersAndAccumulatesOnTheDevice) {
   std::vector<int64_t> mine = {7, -3}, all(2);
   ASSERT_TRUE((*t)->AllGather(mine, all, absl::Seconds(30)).ok());
   EXPECT_EQ(all, mine);
-  auto a = *(*t)->NewBuffer(4 * sizeof(float));
-  auto b = *(*t)->NewBuffer(4 * sizeof(float));
+  auto a = *(*t)->plane().NewBuffer(4 * sizeof(float));
+  auto b = *(*t)->plane().NewBuffer(4 * sizeof(float));
   const float ones[4] = {1, 1, 1, 1}, twos[4] = {2, 2, 2, 2};
   cudaMemcpy(a->data(), ones, sizeof ones, cudaMemcpyHostToDevice);
   cudaMemcpy(b->data(), twos, sizeof twos, cudaMemcpyHostToDevice);
-  ASSERT_TRUE((*t)->Accumulate(static_cast<float*>(a->data()), static_cast<const float*>(b->data()), 4).ok());
+  kernels::GradSources one;
+  one.source[one.count++] = b->data();
+  ASSERT_TRUE((*t)->plane().AccumulateMany(static_cast<float*>(a->data()), one, 4).ok());
+  ASSERT_TRUE((*t)->plane().Finish(absl::Seconds(30)).ok());
   float out[4];
   cudaMemcpy(out, a->data(), sizeof out, cudaMemcpyDeviceToHost);
   EXPECT_EQ(out[0], 3.0f);
   EXPECT_EQ(out[3], 3.0f);
+}
+
+// The stream order a layer relies on, on one rank: the side stream waits for the trainer's
+// stream, uploads a table, packs by it, and the trainer's stream waits for the pack before it
+// reads the result; the bytes are the CPU reference's.
+TEST(NcclTransportTest, ThePlaneRunsInOrderWithTheTrainersStream) {
+  if (Devices() < 1) GTEST_SKIP() << "no CUDA device";
+  NcclOptions o;
+  o.id = *NewNcclUniqueId();
+  absl::StatusOr<std::unique_ptr<Transport>> t = ConnectNccl(o);
+  ASSERT_TRUE(t.ok()) << t.status();
+  DataPlane& plane = (*t)->plane();
+  cudaStream_t trainer = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&trainer, cudaStreamNonBlocking), cudaSuccess);
+  constexpr int kExperts = 6, kBytes = 4096;
+  std::vector<char> host(kExperts * kBytes);
+  for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<char>(i * 7 + 3);
+  auto source = *plane.NewBuffer(host.size());
+  auto packed = *plane.NewBuffer(3 * kBytes);
+  auto table = *plane.NewBuffer(3 * sizeof(int32_t));
+  // The trainer writes the weights on its stream; the plane must not read them before.
+  ASSERT_EQ(cudaMemcpyAsync(source->data(), host.data(), host.size(), cudaMemcpyHostToDevice, trainer), cudaSuccess);
+  ASSERT_TRUE(plane.AwaitStream(reinterpret_cast<uintptr_t>(trainer)).ok());
+  const std::vector<int32_t> experts = {4, 0, 2};
+  ASSERT_TRUE(plane.Upload(experts, static_cast<int32_t*>(table->data())).ok());
+  kernels::ExpertTensors tensors;
+  tensors.count = 1;
+  tensors.tensor[0].base = source->data();
+  tensors.tensor[0].expert_stride = kBytes;
+  tensors.tensor[0].chunk_bytes = kBytes;
+  ASSERT_TRUE(plane.Pack(tensors, static_cast<const int32_t*>(table->data()), 3, packed->data()).ok());
+  ASSERT_TRUE(plane.HoldStream(reinterpret_cast<uintptr_t>(trainer)).ok());
+  std::vector<char> got(3 * kBytes);
+  ASSERT_EQ(cudaMemcpyAsync(got.data(), packed->data(), got.size(), cudaMemcpyDeviceToHost, trainer), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(trainer), cudaSuccess);
+  kernels::ExpertTensors on_host = tensors;
+  on_host.tensor[0].base = host.data();
+  std::vector<char> want(3 * kBytes);
+  ASSERT_TRUE(kernels::PackExpertsCpu(on_host, experts.data(), 3, want.data()));
+  EXPECT_EQ(got, want);
+  ASSERT_TRUE(plane.Finish(absl::Seconds(30)).ok());
+  cudaStreamDestroy(trainer);
 }
 
 TEST(NcclTransportTest, WeightsAndGradientsMoveBetweenDevices) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -44,9 +45,11 @@ class TransportTest : public ::testing::TestWithParam<TransportRow> {
   // Runs body on `ranks` ranks of the row; skips the check, with the row's reason, where the
   // machine connects fewer.
   void OnRanks(int ranks, const RankBody& body) const;
-  // A buffer of the transport's memory holding `values`, and a buffer's first `n` floats.
+  // A buffer of the transport's memory holding `values`, and a buffer's first `n` values.
   std::unique_ptr<TransportBuffer> Floats(Transport& transport, const std::vector<float>& values) const;
   std::vector<float> Read(TransportBuffer& buffer, size_t n) const;
+  std::unique_ptr<TransportBuffer> Bytes(Transport& transport, const std::vector<uint8_t>& values) const;
+  std::vector<uint8_t> ReadBytes(TransportBuffer& buffer, size_t n) const;
 };
 
 }  // namespace taot::client

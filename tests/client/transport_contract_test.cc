@@ -22,7 +22,7 @@ void TransportTest::OnRanks(int ranks, const RankBody& body) const {
 }
 
 std::unique_ptr<TransportBuffer> TransportTest::Floats(Transport& transport, const std::vector<float>& values) const {
-  std::unique_ptr<TransportBuffer> buffer = transport.NewBuffer(values.size() * sizeof(float)).value();
+  std::unique_ptr<TransportBuffer> buffer = transport.plane().NewBuffer(values.size() * sizeof(float)).value();
   GetParam().to_buffer(buffer->data(), values.data(), values.size() * sizeof(float));
   return buffer;
 }
@@ -30,6 +30,18 @@ std::unique_ptr<TransportBuffer> TransportTest::Floats(Transport& transport, con
 std::vector<float> TransportTest::Read(TransportBuffer& buffer, size_t n) const {
   std::vector<float> values(n);
   GetParam().from_buffer(values.data(), buffer.data(), n * sizeof(float));
+  return values;
+}
+
+std::unique_ptr<TransportBuffer> TransportTest::Bytes(Transport& transport, const std::vector<uint8_t>& values) const {
+  std::unique_ptr<TransportBuffer> buffer = transport.plane().NewBuffer(values.size()).value();
+  GetParam().to_buffer(buffer->data(), values.data(), values.size());
+  return buffer;
+}
+
+std::vector<uint8_t> TransportTest::ReadBytes(TransportBuffer& buffer, size_t n) const {
+  std::vector<uint8_t> values(n);
+  GetParam().from_buffer(values.data(), buffer.data(), n);
   return values;
 }
 
@@ -103,13 +115,21 @@ TEST_P(TransportTest, WeightsReachTheirSlotsAndGradientsComeHomeAdded) {
   });
 }
 
-TEST_P(TransportTest, AccumulateAddsInTheTransportsMemory) {
+TEST_P(TransportTest, ThePlaneAddsInTheTransportsMemoryInTheOrderGiven) {
   OnRanks(1, [&](Transport& t) {
     std::unique_ptr<TransportBuffer> dst = Floats(t, {1, 2, 3, 4, 5});
-    std::unique_ptr<TransportBuffer> src = Floats(t, {10, 20, 30, 40, 50});
+    std::unique_ptr<TransportBuffer> a = Floats(t, {10, 20, 30, 40, 50});
+    // 2^24 + 1 is not a float: (1e8 + 1) + -1e8 is 0, 1 + (1e8 + -1e8) would be 1.
+    std::unique_ptr<TransportBuffer> big = Floats(t, {1e8f, 1e8f, 1e8f, 1e8f, 1e8f});
+    std::unique_ptr<TransportBuffer> minus = Floats(t, {-1e8f, -1e8f, -1e8f, -1e8f, -1e8f});
+    kernels::GradSources sources;
+    for (TransportBuffer* s : {a.get(), big.get(), minus.get()}) sources.source[sources.count++] = s->data();
     // The first n floats only.
-    ASSERT_TRUE(t.Accumulate(static_cast<float*>(dst->data()), static_cast<const float*>(src->data()), 4).ok());
-    EXPECT_EQ(Read(*dst, 5), (std::vector<float>{11, 22, 33, 44, 5}));
+    ASSERT_TRUE(t.plane().AccumulateMany(static_cast<float*>(dst->data()), sources, 4).ok());
+    ASSERT_TRUE(t.plane().Finish(absl::Seconds(10)).ok());
+    const float in_order = ((1.0f + 10.0f) + 1e8f) + -1e8f;
+    EXPECT_EQ(Read(*dst, 5), (std::vector<float>{in_order, ((2.0f + 20.0f) + 1e8f) + -1e8f,
+                                                 ((3.0f + 30.0f) + 1e8f) + -1e8f, ((4.0f + 40.0f) + 1e8f) + -1e8f, 5}));
   });
 }
 

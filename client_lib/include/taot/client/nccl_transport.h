@@ -28,7 +28,9 @@ struct NcclOptions {
   NcclUniqueId id{};
   // The side stream (a cudaStream_t as an integer); 0: the transport makes a non-blocking one.
   uintptr_t stream = 0;
-  absl::Duration timeout = absl::Seconds(60);  // for the rendezvous
+  // The rendezvous, and the one host wait a layer may make (for the previous layer's table
+  // upload, normally long done).
+  absl::Duration timeout = absl::Seconds(60);
 };
 
 absl::StatusOr<std::unique_ptr<Transport>> ConnectNccl(const NcclOptions& options);

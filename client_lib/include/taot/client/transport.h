@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "taot/client/data_plane.h"
 
 namespace taot::client {
 
@@ -40,13 +41,6 @@ class PendingExchange {
   virtual absl::Status Wait(absl::Duration timeout) = 0;
 };
 
-// Memory where the transport's buffers live: host memory for Gloo, device memory for NCCL.
-class TransportBuffer {
- public:
-  virtual ~TransportBuffer() = default;
-  virtual void* data() = 0;
-};
-
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -57,11 +51,8 @@ class Transport {
   // Starts the sends and receives (a rank may both send to and receive from a peer).
   virtual absl::StatusOr<std::unique_ptr<PendingExchange>> StartExchange(std::vector<SendOp> sends,
                                                                          std::vector<RecvOp> recvs) = 0;
-  // A scratch buffer of `bytes` in the transport's memory.
-  virtual absl::StatusOr<std::unique_ptr<TransportBuffer>> NewBuffer(size_t bytes) = 0;
-  // dst[i] += src[i] (float32) in the transport's memory, after every exchange already waited
-  // for; done when it returns.
-  virtual absl::Status Accumulate(float* dst, const float* src, size_t n) = 0;
+  // The transport's memory and the kernels that run there, in order with its exchanges.
+  virtual DataPlane& plane() = 0;
 };
 
 }  // namespace taot::client

@@ -1,0 +1,66 @@
+// Where a transport's buffers live and where the data-plane kernels (kernels/) run on them, in
+// order with the transport's exchanges: host memory and the CPU references for Gloo and the
+// in-process transport; device memory and the CUDA launchers on the side stream for NCCL.
+//
+// The exchanges of replica_exchange.h are written once against this interface. On an ordered
+// plane (a CUDA stream) they enqueue everything at once and the host never waits inside a layer;
+// on a host plane the steps after an exchange run when the exchange is waited for. Either way
+// the same kernels see the same bytes in the same order.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "taot/kernels/accumulate.h"
+#include "taot/kernels/expert_weights.h"
+
+namespace taot::client {
+
+// Memory of the plane's kind, owned by whoever holds it.
+class TransportBuffer {
+ public:
+  virtual ~TransportBuffer() = default;
+  virtual void* data() = 0;
+};
+
+class DataPlane {
+ public:
+  virtual ~DataPlane() = default;
+
+  // True when work enqueued here runs after the exchanges started before it, with no host wait
+  // (a CUDA stream); false when an exchange has to be waited for before the next step (host).
+  virtual bool ordered() const = 0;
+
+  // A buffer of `bytes` in the plane's memory.
+  virtual absl::StatusOr<std::unique_ptr<TransportBuffer>> NewBuffer(size_t bytes) = 0;
+
+  // Copies `values` (host memory) into `dst` (the plane's memory), in order with the plane's
+  // work: the one host-to-device copy of a layer's tables (pinned and asynchronous on a device).
+  virtual absl::Status Upload(std::span<const int32_t> values, int32_t* dst) = 0;
+
+  // kernels/expert_weights.h and kernels/accumulate.h on the plane; `experts` in plane memory
+  // (from Upload).
+  virtual absl::Status Pack(const kernels::ExpertTensors& tensors, const int32_t* experts, int32_t count,
+                            void* packed) = 0;
+  virtual absl::Status Unpack(const kernels::ExpertTensors& tensors, const int32_t* experts, int32_t count,
+                              const void* packed) = 0;
+  virtual absl::Status AccumulateMany(float* dst, const kernels::GradSources& sources, size_t n) = 0;
+
+  // The trainer's `stream` (a cudaStream_t as an integer) waits for all the work enqueued here so
+  // far: the guest GEMM after the weights arrive, the optimizer after the gradients are added.
+  // A host plane's work is done when enqueued: nothing to wait for.
+  virtual absl::Status HoldStream(uintptr_t stream) = 0;
+  // Work enqueued here from now on waits for the work already on the trainer's `stream` (the
+  // backward pass that wrote the slots' gradients).
+  virtual absl::Status AwaitStream(uintptr_t stream) = 0;
+
+  // The host waits for all the work enqueued here, for at most `timeout`.
+  virtual absl::Status Finish(absl::Duration timeout) = 0;
+};
+
+}  // namespace taot::client

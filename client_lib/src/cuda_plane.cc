@@ -1,0 +1,116 @@
+#include "cuda_plane.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "taot/kernels/accumulate.h"
+#include "taot/kernels/expert_weights.h"
+
+namespace taot::client {
+namespace {
+
+class DeviceBuffer final : public TransportBuffer {
+ public:
+  explicit DeviceBuffer(void* data) : data_(data) {}
+  ~DeviceBuffer() override { cudaFree(data_); }
+  void* data() override { return data_; }
+
+ private:
+  void* data_;
+};
+
+cudaStream_t AsStream(uintptr_t stream) { return reinterpret_cast<cudaStream_t>(stream); }
+
+}  // namespace
+
+CudaPlane::~CudaPlane() {
+  if (pinned_ != nullptr) cudaFreeHost(pinned_);
+  for (cudaEvent_t e : {uploaded_, side_done_, trainer_done_}) {
+    if (e != nullptr) cudaEventDestroy(e);
+  }
+}
+
+absl::Status CudaPlane::Use() const {
+  if (absl::Status s = comm_.Usable("device plane"); !s.ok()) return s;
+  return Cuda(cudaSetDevice(device_), "cudaSetDevice");
+}
+
+absl::Status CudaPlane::Record(cudaEvent_t& event, cudaStream_t stream) {
+  if (event == nullptr) {
+    if (absl::Status s = Cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "event"); !s.ok()) return s;
+  }
+  return Cuda(cudaEventRecord(event, stream), "event record");
+}
+
+absl::StatusOr<std::unique_ptr<TransportBuffer>> CudaPlane::NewBuffer(size_t bytes) {
+  if (absl::Status s = Use(); !s.ok()) return s;
+  void* data = nullptr;
+  if (absl::Status s = Cuda(cudaMalloc(&data, bytes == 0 ? 1 : bytes), "device buffer"); !s.ok()) return s;
+  return std::make_unique<DeviceBuffer>(data);
+}
+
+absl::Status CudaPlane::Upload(std::span<const int32_t> values, int32_t* dst) {
+  if (absl::Status s = Use(); !s.ok()) return s;
+  if (values.empty()) return absl::OkStatus();
+  if (uploaded_ != nullptr) {
+    if (absl::Status s = AwaitComm(comm_, uploaded_, absl::Now() + wait_, "upload staging"); !s.ok()) return s;
+  }
+  if (values.size() > pinned_count_) {
+    if (pinned_ != nullptr) cudaFreeHost(pinned_);
+    pinned_ = nullptr;
+    pinned_count_ = 0;
+    void* p = nullptr;
+    if (absl::Status s = Cuda(cudaMallocHost(&p, values.size_bytes()), "pinned staging"); !s.ok()) return s;
+    pinned_ = static_cast<int32_t*>(p);
+    pinned_count_ = values.size();
+  }
+  std::memcpy(pinned_, values.data(), values.size_bytes());
+  if (absl::Status s =
+          Cuda(cudaMemcpyAsync(dst, pinned_, values.size_bytes(), cudaMemcpyHostToDevice, stream_), "upload");
+      !s.ok()) {
+    return s;
+  }
+  return Record(uploaded_, stream_);
+}
+
+absl::Status CudaPlane::Pack(const kernels::ExpertTensors& tensors, const int32_t* experts, int32_t count,
+                             void* packed) {
+  if (absl::Status s = Use(); !s.ok()) return s;
+  return Cuda(kernels::PackExpertsCuda(tensors, experts, count, packed, stream_), "pack");
+}
+
+absl::Status CudaPlane::Unpack(const kernels::ExpertTensors& tensors, const int32_t* experts, int32_t count,
+                               const void* packed) {
+  if (absl::Status s = Use(); !s.ok()) return s;
+  return Cuda(kernels::UnpackExpertsCuda(tensors, experts, count, packed, stream_), "unpack");
+}
+
+absl::Status CudaPlane::AccumulateMany(float* dst, const kernels::GradSources& sources, size_t n) {
+  if (absl::Status s = Use(); !s.ok()) return s;
+  return Cuda(kernels::AccumulateManyCuda(dst, sources, n, stream_), "accumulate");
+}
+
+absl::Status CudaPlane::HoldStream(uintptr_t stream) {
+  if (absl::Status s = Use(); !s.ok()) return s;
+  if (absl::Status s = Record(side_done_, stream_); !s.ok()) return s;
+  return Cuda(cudaStreamWaitEvent(AsStream(stream), side_done_, 0), "trainer stream wait");
+}
+
+absl::Status CudaPlane::AwaitStream(uintptr_t stream) {
+  if (absl::Status s = Use(); !s.ok()) return s;
+  if (absl::Status s = Record(trainer_done_, AsStream(stream)); !s.ok()) return s;
+  return Cuda(cudaStreamWaitEvent(stream_, trainer_done_, 0), "side stream wait");
+}
+
+absl::Status CudaPlane::Finish(absl::Duration timeout) {
+  if (absl::Status s = Use(); !s.ok()) return s;
+  cudaEvent_t done = nullptr;
+  if (absl::Status s = Cuda(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "event"); !s.ok()) return s;
+  absl::Status s = Cuda(cudaEventRecord(done, stream_), "event record");
+  if (s.ok()) s = AwaitComm(comm_, done, absl::Now() + timeout, "device plane");
+  cudaEventDestroy(done);
+  return s;
+}
+
+}  // namespace taot::client

@@ -1,0 +1,54 @@
+// The NCCL transport's data plane: device memory, and the kernels' CUDA launchers on taot's side
+// stream, the same stream its sends and receives run on, so that a pack, the exchange and the
+// unpack that follows are ordered with no host wait. Internal to libtaot_client's NCCL part.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+
+#include "nccl_wait.h"
+#include "taot/client/data_plane.h"
+
+namespace taot::client {
+
+class CudaPlane final : public DataPlane {
+ public:
+  // `comm` outlives the plane (the transport owns both); `stream` is the side stream; `wait` bounds
+  // the one host wait inside a layer (Upload's, for the previous layer's copy).
+  CudaPlane(NcclComm& comm, int device, cudaStream_t stream, absl::Duration wait)
+      : comm_(comm), device_(device), stream_(stream), wait_(wait) {}
+  ~CudaPlane() override;
+
+  bool ordered() const override { return true; }
+  absl::StatusOr<std::unique_ptr<TransportBuffer>> NewBuffer(size_t bytes) override;
+  absl::Status Upload(std::span<const int32_t> values, int32_t* dst) override;
+  absl::Status Pack(const kernels::ExpertTensors& tensors, const int32_t* experts, int32_t count,
+                    void* packed) override;
+  absl::Status Unpack(const kernels::ExpertTensors& tensors, const int32_t* experts, int32_t count,
+                      const void* packed) override;
+  absl::Status AccumulateMany(float* dst, const kernels::GradSources& sources, size_t n) override;
+  absl::Status HoldStream(uintptr_t stream) override;
+  absl::Status AwaitStream(uintptr_t stream) override;
+  absl::Status Finish(absl::Duration timeout) override;
+
+ private:
+  absl::Status Use() const;
+  // An event recorded on `stream` now (one reused event per direction: a stream waits on the
+  // event's state at the time of the wait call, so reuse is safe).
+  absl::Status Record(cudaEvent_t& event, cudaStream_t stream);
+
+  NcclComm& comm_;
+  const int device_;
+  cudaStream_t stream_;
+  const absl::Duration wait_;
+  // Upload's pinned staging, and the event after its last copy: the host writes it again only
+  // once that copy is done (normally long done: it is the previous layer's).
+  int32_t* pinned_ = nullptr;
+  size_t pinned_count_ = 0;
+  cudaEvent_t uploaded_ = nullptr;
+  cudaEvent_t side_done_ = nullptr;
+  cudaEvent_t trainer_done_ = nullptr;
+};
+
+}  // namespace taot::client
