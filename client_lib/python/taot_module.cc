@@ -7,12 +7,16 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
 
 #include "taot/client/client.h"
 #include "taot/client/gloo_transport.h"
 #include "taot/client/replica_exchange.h"
 #include "taot/client/replica_moves.h"
 #include "taot/client/reroute.h"
+#include "taot/client/tensor_exchange.h"
 #if TAOT_WITH_NCCL
 #include "taot/client/nccl_transport.h"
 #endif
@@ -49,10 +53,32 @@ std::vector<void*> Pointers(const std::vector<uintptr_t>& addresses) {
   return out;
 }
 
-// A client with the transport it plans over, so that weight moves use the same peers.
+// A client with the transport it plans over, so that weight moves use the same peers, and the
+// tensor form's workspaces (one per direction).
 struct PyClient {
   std::unique_ptr<Client> client;
+  std::unique_ptr<MoveWorkspace> weights = std::make_unique<MoveWorkspace>();
+  std::unique_ptr<MoveWorkspace> gradients = std::make_unique<MoveWorkspace>();
 };
+
+// (address, expert_stride, chunks, chunk_bytes, chunk_stride) per tensor, as the kernels take it.
+using TensorTuple = std::tuple<uintptr_t, int64_t, int64_t, int64_t, int64_t>;
+kernels::ExpertTensors Tensors(const std::vector<TensorTuple>& tensors, const char* name) {
+  if (tensors.empty() || tensors.size() > static_cast<size_t>(kernels::kMaxTensors)) {
+    throw py::value_error(std::string(name) + ": must list 1 to " + std::to_string(kernels::kMaxTensors) +
+                          " tensors, got " + std::to_string(tensors.size()));
+  }
+  kernels::ExpertTensors out;
+  for (const auto& [address, expert_stride, chunks, chunk_bytes, chunk_stride] : tensors) {
+    kernels::ExpertTensor& t = out.tensor[out.count++];
+    t.base = reinterpret_cast<void*>(address);
+    t.expert_stride = expert_stride;
+    t.chunks = chunks;
+    t.chunk_bytes = chunk_bytes;
+    t.chunk_stride = chunk_stride;
+  }
+  return out;
+}
 
 // The plan's weight moves for this rank, started (the GIL is released by the caller).
 std::unique_ptr<PendingExchange> StartMoves(PyClient& c, const LayerPlan& plan, const std::vector<uintptr_t>& home,
@@ -277,5 +303,49 @@ PYBIND11_MODULE(taot, m) {
           },
           py::arg("plan"), py::arg("home"), py::arg("slots"), py::arg("nbytes"), py::arg("timeout_s") = 60.0,
           "Sends the slots' float32 gradients home; adds the ones received to the home experts' gradients.")
+      .def(
+          "start_tensor_moves",
+          [](PyClient& c, const LayerPlan& plan, const std::vector<TensorTuple>& home,
+             const std::vector<TensorTuple>& slots, std::optional<uintptr_t> stream) {
+            ExpertLayout layout{Tensors(home, "home"), Tensors(slots, "slots"), c.client->options().slots_per_rank};
+            MovedBytes moved;
+            py::gil_scoped_release release;
+            std::unique_ptr<PendingExchange> pending = Unwrap(StartTensorMoves(
+                c.client->transport(), plan.plan, c.client->options().experts, layout, *c.weights, stream, &moved));
+            return std::tuple{std::move(pending), moved.sent, moved.received};
+          },
+          py::arg("plan"), py::arg("home"), py::arg("slots"), py::arg("stream") = py::none(),
+          "The tensor form of the weight moves (tensor_exchange.h): home and slots list 1 to 8 tensors as "
+          "(data_ptr, expert_stride, chunks, chunk_bytes, chunk_stride) in bytes, over the E/R home experts and the "
+          "K slots; tensor k holds the same bytes per expert on both sides. stream: the trainer's CUDA stream "
+          "(torch.cuda.current_stream().cuda_stream); on NCCL the moves are enqueued on taot's side stream after the "
+          "work already on it, and it waits for them. Returns (PendingMove, bytes sent, bytes received); wait() on a "
+          "host transport before the next call, on NCCL it checks the moves finished.")
+      .def(
+          "start_gradient_return",
+          [](PyClient& c, const LayerPlan& plan, const std::vector<TensorTuple>& slot_grads,
+             const std::string& slot_dtype, const std::vector<TensorTuple>& home_grads,
+             std::optional<uintptr_t> stream) {
+            taot::kernels::GradType type;
+            if (slot_dtype == "float32") {
+              type = taot::kernels::GradType::kFloat32;
+            } else if (slot_dtype == "bfloat16") {
+              type = taot::kernels::GradType::kBfloat16;
+            } else {
+              throw py::value_error("slot_dtype: must be 'float32' or 'bfloat16', got '" + slot_dtype + "'");
+            }
+            GradientLayout layout{Tensors(slot_grads, "slot_grads"), type, Tensors(home_grads, "home_grads"),
+                                  c.client->options().slots_per_rank};
+            MovedBytes moved;
+            py::gil_scoped_release release;
+            std::unique_ptr<PendingExchange> pending = Unwrap(StartGradientReturn(
+                c.client->transport(), plan.plan, c.client->options().experts, layout, *c.gradients, stream, &moved));
+            return std::tuple{std::move(pending), moved.sent, moved.received};
+          },
+          py::arg("plan"), py::arg("slot_grads"), py::arg("slot_dtype"), py::arg("home_grads"),
+          py::arg("stream") = py::none(),
+          "The slots' gradients (slot_dtype 'float32' or 'bfloat16') home, added into the home experts' float32 "
+          "gradients (main_grad) in ascending guest order; tensors as in start_tensor_moves. Returns (PendingMove, "
+          "bytes sent, bytes received).")
       .def("stats", [](const PyClient& c) { return Stats(c.client->stats()); });
 }

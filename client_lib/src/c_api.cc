@@ -4,10 +4,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <limits>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -18,12 +20,22 @@
 #include "taot/client/replica_exchange.h"
 #include "taot/client/replica_moves.h"
 #include "taot/client/reroute.h"
+#include "taot/client/tensor_exchange.h"
+#if TAOT_WITH_NCCL
+#include "taot/client/nccl_transport.h"
+#endif
 
 struct taot_transport {
   std::shared_ptr<taot::client::Transport> transport;
 };
 struct taot_client {
   std::unique_ptr<taot::client::Client> client;
+  // One workspace per direction: a layer's weights may be on their way while the last layer's
+  // gradients still are.
+  std::unique_ptr<taot::client::MoveWorkspace> weights, gradients;
+};
+struct taot_pending {
+  std::unique_ptr<taot::client::PendingExchange> pending;
 };
 struct taot_plan {
   taot::client::LayerPlan plan;
@@ -123,6 +135,49 @@ taot_status RunMove(taot_client* client, const taot_plan* plan, void* const* hom
   });
 }
 
+// num_tensors C tensors as the kernels' description, checked for count before `tensors` is read.
+absl::StatusOr<taot::kernels::ExpertTensors> Tensors(const char* field, const taot_expert_tensor* tensors,
+                                                     size_t num_tensors) {
+  if (num_tensors < 1 || num_tensors > static_cast<size_t>(taot::kernels::kMaxTensors)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_tensors: must be in [1, ", taot::kernels::kMaxTensors, "], got ", num_tensors));
+  }
+  if (tensors == nullptr) return Null(field);
+  taot::kernels::ExpertTensors out;
+  for (size_t k = 0; k < num_tensors; ++k) {
+    taot::kernels::ExpertTensor& t = out.tensor[out.count++];
+    t.base = tensors[k].base;
+    t.expert_stride = tensors[k].expert_stride;
+    t.chunks = tensors[k].chunks;
+    t.chunk_bytes = tensors[k].chunk_bytes;
+    t.chunk_stride = tensors[k].chunk_stride;
+  }
+  return out;
+}
+
+std::optional<uintptr_t> Stream(uintptr_t stream) {
+  if (stream == TAOT_NO_STREAM) return std::nullopt;
+  return stream;
+}
+
+// Runs a tensor-form start and hands out its pending moves and byte counts.
+template <typename Start>
+taot_status RunStart(taot_client* client, const taot_plan* plan, taot_pending** out, int64_t* bytes_sent,
+                     int64_t* bytes_received, Start&& start) {
+  return Call([&]() -> absl::Status {
+    if (client == nullptr) return Null("client");
+    if (plan == nullptr) return Null("plan");
+    if (out == nullptr) return Null("out");
+    taot::client::MovedBytes moved;
+    absl::StatusOr<std::unique_ptr<taot::client::PendingExchange>> pending = start(moved);
+    if (!pending.ok()) return pending.status();
+    *out = new taot_pending{*std::move(pending)};
+    if (bytes_sent != nullptr) *bytes_sent = moved.sent;
+    if (bytes_received != nullptr) *bytes_received = moved.received;
+    return absl::OkStatus();
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -205,7 +260,9 @@ taot_status taot_client_create(const taot_client_options* options, taot_transpor
     if (!version1) o.run_id = Text(options->run_id);
     absl::StatusOr<std::unique_ptr<taot::client::Client>> c = taot::client::Client::Create(o, transport->transport);
     if (!c.ok()) return c.status();
-    *out = new taot_client{*std::move(c)};
+    const absl::Duration wait = o.collective_timeout;
+    *out = new taot_client{*std::move(c), std::make_unique<taot::client::MoveWorkspace>(wait),
+                           std::make_unique<taot::client::MoveWorkspace>(wait)};
     return absl::OkStatus();
   });
 }
@@ -298,6 +355,100 @@ taot_status taot_client_return_gradients(taot_client* client, const taot_plan* p
         return taot::client::ReturnGradients(client->client->transport(), plan->plan.plan,
                                              client->client->options().experts, buffers, timeout, &moved);
       });
+}
+
+taot_status taot_client_start_tensor_moves(taot_client* client, const taot_plan* plan, const taot_expert_tensor* home,
+                                           const taot_expert_tensor* slots, size_t num_tensors, uintptr_t stream,
+                                           taot_pending** out, int64_t* bytes_sent, int64_t* bytes_received) {
+  return RunStart(
+      client, plan, out, bytes_sent, bytes_received,
+      [&](taot::client::MovedBytes& moved) -> absl::StatusOr<std::unique_ptr<taot::client::PendingExchange>> {
+        taot::client::ExpertLayout layout;
+        absl::StatusOr<taot::kernels::ExpertTensors> h = Tensors("home", home, num_tensors);
+        if (!h.ok()) return h.status();
+        absl::StatusOr<taot::kernels::ExpertTensors> k = Tensors("slots", slots, num_tensors);
+        if (!k.ok()) return k.status();
+        layout.home = *h;
+        layout.slots = *k;
+        layout.slot_count = client->client->options().slots_per_rank;
+        return taot::client::StartTensorMoves(client->client->transport(), plan->plan.plan,
+                                              client->client->options().experts, layout, *client->weights,
+                                              Stream(stream), &moved);
+      });
+}
+
+taot_status taot_client_start_gradient_return(taot_client* client, const taot_plan* plan,
+                                              const taot_expert_tensor* slot_grads, taot_grad_type slot_type,
+                                              const taot_expert_tensor* home_grads, size_t num_tensors,
+                                              uintptr_t stream, taot_pending** out, int64_t* bytes_sent,
+                                              int64_t* bytes_received) {
+  return RunStart(
+      client, plan, out, bytes_sent, bytes_received,
+      [&](taot::client::MovedBytes& moved) -> absl::StatusOr<std::unique_ptr<taot::client::PendingExchange>> {
+        taot::client::GradientLayout layout;
+        absl::StatusOr<taot::kernels::ExpertTensors> k = Tensors("slot_grads", slot_grads, num_tensors);
+        if (!k.ok()) return k.status();
+        absl::StatusOr<taot::kernels::ExpertTensors> h = Tensors("home_grads", home_grads, num_tensors);
+        if (!h.ok()) return h.status();
+        layout.slots = *k;
+        layout.home = *h;
+        layout.slot_type = static_cast<taot::kernels::GradType>(slot_type);
+        layout.slot_count = client->client->options().slots_per_rank;
+        return taot::client::StartGradientReturn(client->client->transport(), plan->plan.plan,
+                                                 client->client->options().experts, layout, *client->gradients,
+                                                 Stream(stream), &moved);
+      });
+}
+
+taot_status taot_pending_wait(taot_pending* pending, double timeout_s) {
+  return Call([&]() -> absl::Status {
+    if (pending == nullptr) return Null("pending");
+    absl::StatusOr<absl::Duration> timeout = Timeout("timeout_s", timeout_s);
+    if (!timeout.ok()) return timeout.status();
+    return pending->pending->Wait(*timeout);
+  });
+}
+
+void taot_pending_destroy(taot_pending* pending) { delete pending; }
+
+taot_status taot_nccl_unique_id(char id[128]) {
+  return Call([&]() -> absl::Status {
+    if (id == nullptr) return Null("id");
+#if TAOT_WITH_NCCL
+    absl::StatusOr<taot::client::NcclUniqueId> made = taot::client::NewNcclUniqueId();
+    if (!made.ok()) return made.status();
+    std::memcpy(id, made->data(), made->size());
+    return absl::OkStatus();
+#else
+    return absl::UnavailableError("this libtaot_client was built without NCCL");
+#endif
+  });
+}
+
+taot_status taot_nccl_connect(int rank, int size, int device, const char id[128], uintptr_t side_stream,
+                              double timeout_s, taot_transport** out) {
+  return Call([&]() -> absl::Status {
+    if (out == nullptr) return Null("out");
+    if (id == nullptr) return Null("id");
+    absl::StatusOr<absl::Duration> timeout = Timeout("timeout_s", timeout_s);
+    if (!timeout.ok()) return timeout.status();
+#if TAOT_WITH_NCCL
+    taot::client::NcclOptions o;
+    o.rank = rank;
+    o.size = size;
+    o.device = device;
+    std::memcpy(o.id.data(), id, o.id.size());
+    o.stream = side_stream;
+    o.timeout = *timeout;
+    absl::StatusOr<std::unique_ptr<taot::client::Transport>> t = taot::client::ConnectNccl(o);
+    if (!t.ok()) return t.status();
+    *out = new taot_transport{std::shared_ptr<taot::client::Transport>(*std::move(t))};
+    return absl::OkStatus();
+#else
+    std::ignore = rank, std::ignore = size, std::ignore = device, std::ignore = side_stream;
+    return absl::UnavailableError("this libtaot_client was built without NCCL");
+#endif
+  });
 }
 
 }  // extern "C"

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +115,41 @@ static void* rank_main(void* arg) {
   CHECK(taot_client_return_gradients(client, plan, home, 4, slot, 2, sizeof(float) * FLOATS, 30, NULL, NULL) ==
         TAOT_OK);
   if (rank == 0) CHECK(grads[0][0][0] == 6.0f && grads[0][0][FLOATS - 1] == 6.0f && grads[0][1][0] == 1.0f);
+
+  /* The tensor form: the weights as one [4 experts, FLOATS] tensor, the slots as [FLOATS / 2 rows,
+   * 2 slots, 2 floats] (strided); bf16 slot gradients added into the fp32 home gradients. */
+  static float tensor_slots[2][FLOATS / 2][2][2];
+  memset(tensor_slots[rank], 0, sizeof tensor_slots[rank]);
+  const taot_expert_tensor home_t = {weights[rank], sizeof(float) * FLOATS, 1, sizeof(float) * FLOATS, 0};
+  const taot_expert_tensor slot_t = {tensor_slots[rank], 2 * sizeof(float), FLOATS / 2, 2 * sizeof(float),
+                                     2 * 2 * sizeof(float)};
+  taot_pending* pending = NULL;
+  CHECK(taot_client_start_tensor_moves(client, plan, &home_t, &slot_t, 1, TAOT_NO_STREAM, &pending, &sent, &received) ==
+        TAOT_OK);
+  CHECK(taot_pending_wait(pending, 30) == TAOT_OK);
+  taot_pending_destroy(pending);
+  if (rank == 1)
+    CHECK(tensor_slots[1][0][0][0] == 1.0f && tensor_slots[1][FLOATS / 2 - 1][0][1] == 1.0f &&
+          tensor_slots[1][3][1][0] == 0.0f);
+  static uint16_t bf16_slot_grads[2][2][FLOATS];
+  for (int j = 0; j < FLOATS; ++j) bf16_slot_grads[rank][0][j] = 0x4040; /* 3.0 */
+  const taot_expert_tensor grad_slot_t = {bf16_slot_grads[rank], 2 * FLOATS, 1, 2 * FLOATS, 0};
+  const taot_expert_tensor grad_home_t = {grads[rank], sizeof(float) * FLOATS, 1, sizeof(float) * FLOATS, 0};
+  CHECK(taot_client_start_gradient_return(client, plan, &grad_slot_t, TAOT_GRAD_BFLOAT16, &grad_home_t, 1,
+                                          TAOT_NO_STREAM, &pending, NULL, NULL) == TAOT_OK);
+  CHECK(taot_pending_wait(pending, 30) == TAOT_OK);
+  taot_pending_destroy(pending);
+  if (rank == 0) CHECK(grads[0][0][0] == 9.0f && grads[0][0][FLOATS - 1] == 9.0f && grads[0][1][0] == 1.0f);
+  CHECK(taot_client_start_tensor_moves(client, plan, &home_t, &slot_t, 9, TAOT_NO_STREAM, &pending, NULL, NULL) ==
+        TAOT_INVALID_ARGUMENT);
+  CHECK(strstr(taot_last_error(), "num_tensors: must be in [1, 8], got 9") != NULL);
+  CHECK(taot_client_start_gradient_return(client, plan, &grad_home_t, TAOT_GRAD_BFLOAT16, &grad_home_t, 1,
+                                          TAOT_NO_STREAM, &pending, NULL, NULL) == TAOT_INVALID_ARGUMENT);
+  CHECK(strstr(taot_last_error(), "gradients.slots.tensor[0]: holds 256 bytes per expert, must be 2 x the 64") != NULL);
+  CHECK(taot_pending_wait(NULL, 1) == TAOT_INVALID_ARGUMENT);
+  char id[128];
+  const taot_status nccl = taot_nccl_unique_id(id);
+  CHECK(nccl == TAOT_OK || nccl == TAOT_UNAVAILABLE);
 
   /* Bad calls: a status, a message naming the field, nothing changed. */
   taot_plan* none = NULL;

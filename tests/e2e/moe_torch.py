@@ -14,8 +14,10 @@ order; float32 carries 24 bits (about 6e-8 relative), and a sum of n reordered t
 about n * 6e-8 of their magnitude: below 1e-5 for the at most 128 pairs an expert gets here.
 Forward outputs differ only where the GEMM's blocking changes with the row count.
 
-Usage: moe_torch.py BUILD_DIR MODE [--kill-daemon-at STEP] [--secure]; MODE is local, remote,
-predictive. --secure: the daemon requires mutual TLS and a job token, and the clients bring both.
+Usage: moe_torch.py BUILD_DIR MODE [--kill-daemon-at STEP] [--secure] [--tensor-form]; MODE is
+local, remote, predictive. --secure: the daemon requires mutual TLS and a job token, and the
+clients bring both. --tensor-form: weights and gradients move in the tensor form
+(start_tensor_moves, start_gradient_return) from stacked home experts into strided slots.
 """
 import argparse
 import os
@@ -151,7 +153,17 @@ def worker(rank, args):
         sources.append(plan.source)
         home_ptrs = [taot_home[e].data_ptr() for e in mine]
         slot_ptrs = [s.data_ptr() for s in slots]
-        if args.mode == "predictive":
+        if args.tensor_form:
+            # The tensor form: the home experts as one [E/R, P] tensor, the slots strided as the
+            # columns of a [P, K] one, so that each slot's floats lie K apart.
+            home_stack = torch.stack([taot_home[e].detach() for e in mine])
+            slot_store = torch.zeros(P, K)
+            pending, sent, received = client.start_tensor_moves(
+                plan, [(home_stack.data_ptr(), P * 4, 1, P * 4, 0)], [(slot_store.data_ptr(), 4, P, 4, K * 4)])
+            pending.wait(60)
+            moved += sent + received
+            slots = [slot_store[:, k].clone() for k in range(K)]
+        elif args.mode == "predictive":
             # The asynchronous form: start the moves, do other work, then wait before using slots.
             pending = client.start_weight_moves(plan, home_ptrs, slot_ptrs, P * 4)
             pending.wait(60)
@@ -173,8 +185,17 @@ def worker(rank, args):
 
         y_taot, _ = moe_layer(x_taot, taot_router["router"], bias, dest_of, weights_of)
         (y_taot * targets[step]).sum().backward()
-        client.return_gradients(plan, [taot_home[e].grad.data_ptr() for e in mine],
-                                [s.grad.data_ptr() for s in slot_params], P * 4)
+        if args.tensor_form:
+            main_grad = torch.stack([taot_home[e].grad for e in mine])
+            slot_grads = torch.stack([s.grad for s in slot_params])
+            pending, _, _ = client.start_gradient_return(plan, [(slot_grads.data_ptr(), P * 4, 1, P * 4, 0)],
+                                                         "float32", [(main_grad.data_ptr(), P * 4, 1, P * 4, 0)])
+            pending.wait(60)
+            for i, e in enumerate(mine):
+                taot_home[e].grad.copy_(main_grad[i])
+        else:
+            client.return_gradients(plan, [taot_home[e].grad.data_ptr() for e in mine],
+                                    [s.grad.data_ptr() for s in slot_params], P * 4)
 
         close(y_taot, y_base, "outputs", step, rank)
         close(x_taot.grad, x_base.grad, "input gradients", step, rank)
@@ -234,6 +255,7 @@ def main():
     parser.add_argument("mode", choices=["local", "remote", "predictive"])
     parser.add_argument("--kill-daemon-at", type=int, default=None)
     parser.add_argument("--secure", action="store_true")
+    parser.add_argument("--tensor-form", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         args.tmp = tmp

@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define TAOT_CLIENT_ABI_VERSION 2
+#define TAOT_CLIENT_ABI_VERSION 3
 
 typedef enum taot_status {
   TAOT_OK = 0,
@@ -115,6 +115,60 @@ taot_status taot_client_move_weights(taot_client* client, const taot_plan* plan,
 taot_status taot_client_return_gradients(taot_client* client, const taot_plan* plan, void* const* home, size_t num_home,
                                          void* const* slots, size_t num_slots, size_t bytes, double timeout_s,
                                          int64_t* bytes_sent, int64_t* bytes_received);
+
+/* ABI version 3: the tensor form and stream order (taot/client/tensor_exchange.h in C++).
+ *
+ * One parameter tensor over a rank's experts or slots: expert x's part is `chunks` runs of
+ * `chunk_bytes`, run c at base + x * expert_stride + c * chunk_stride bytes. Contiguous per expert
+ * ([experts, ...]): chunks = 1, chunk_bytes = the expert's bytes. Host memory on a Gloo
+ * transport, device memory on an NCCL one. Any dtype moves as bytes (bf16, fp8 and its scales). */
+typedef struct taot_expert_tensor {
+  void* base;
+  int64_t expert_stride;
+  int64_t chunks;
+  int64_t chunk_bytes;
+  int64_t chunk_stride;
+} taot_expert_tensor;
+
+/* What the slots' gradients hold; homes add them into float32 (Megatron's main_grad). */
+typedef enum taot_grad_type { TAOT_GRAD_FLOAT32 = 0, TAOT_GRAD_BFLOAT16 = 1 } taot_grad_type;
+
+/* No trainer stream: the call orders nothing with the trainer's streams (host transports). */
+#define TAOT_NO_STREAM ((uintptr_t)-1)
+
+/* Moves started and not yet waited for. */
+typedef struct taot_pending taot_pending;
+
+/* Starts the plan's weight moves for this rank: `home` and `slots` are num_tensors (1 to 8)
+ * tensors each, over the E / R home experts and the K slots; tensor k holds the same bytes per
+ * expert on both sides. On NCCL everything is enqueued on taot's side stream: it first waits for
+ * the work already on `stream` (the trainer's cudaStream_t as an integer), and `stream` then waits
+ * for the moves, so no host thread waits inside the layer. Wait on *out before the next call over a
+ * host transport; over NCCL its wait only checks, within a deadline, that the moves finished. */
+taot_status taot_client_start_tensor_moves(taot_client* client, const taot_plan* plan, const taot_expert_tensor* home,
+                                           const taot_expert_tensor* slots, size_t num_tensors, uintptr_t stream,
+                                           taot_pending** out, int64_t* bytes_sent, int64_t* bytes_received);
+/* After the backward pass: the slots' gradients (slot_type) go home and are added into the
+ * home experts' float32 gradients, expert by expert in ascending guest order. Tensor k of
+ * home_grads holds as many float32 values per expert as tensor k of slot_grads holds of slot_type. */
+taot_status taot_client_start_gradient_return(taot_client* client, const taot_plan* plan,
+                                              const taot_expert_tensor* slot_grads, taot_grad_type slot_type,
+                                              const taot_expert_tensor* home_grads, size_t num_tensors,
+                                              uintptr_t stream, taot_pending** out, int64_t* bytes_sent,
+                                              int64_t* bytes_received);
+/* Completes the moves (host transports: the unpack or the adds run here), or fails when
+ * timeout_s passes (DEADLINE_EXCEEDED: a peer did not answer). */
+taot_status taot_pending_wait(taot_pending* pending, double timeout_s);
+/* Destroy after a successful wait; destroyed before, its client refuses further moves of that
+ * kind (their memory may still be in use). NULL is a no-op. */
+void taot_pending_destroy(taot_pending* pending);
+
+/* The NCCL transport: buffers in device memory, taot's own communicator and a side stream (0:
+ * taot makes one). Rank 0 makes the id and the trainer hands it to every rank. UNAVAILABLE where
+ * the library was built without NCCL. */
+taot_status taot_nccl_unique_id(char id[128]);
+taot_status taot_nccl_connect(int rank, int size, int device, const char id[128], uintptr_t side_stream,
+                              double timeout_s, taot_transport** out);
 
 #ifdef __cplusplus
 }
