@@ -269,6 +269,20 @@ PYBIND11_MODULE(taot, m) {
           py::arg("step"), py::arg("layer"), py::arg("counts"),
           "The plan for (step, layer) from this rank's routed pairs per expert; the same on every rank.")
       .def(
+          "plan_layer_from_ids",
+          [](PyClient& c, int64_t step, int layer, uintptr_t ids, int64_t pairs, bool wide,
+             std::optional<uintptr_t> stream) {
+            py::gil_scoped_release release;
+            return Unwrap(
+                c.client->PlanLayerFromIds(step, layer, {reinterpret_cast<const void*>(ids), pairs, wide}, stream));
+          },
+          py::arg("step"), py::arg("layer"), py::arg("ids"), py::arg("pairs"), py::arg("wide") = false,
+          py::arg("stream") = py::none(),
+          "plan_layer from the router's top-k ids where they lie (ids: their address, tensor.data_ptr(); device "
+          "memory on NCCL, host memory on Gloo): pairs ids, int64 when wide else int32. Counted on the transport's "
+          "side stream after the work on stream (the trainer's CUDA stream as an integer), gathered there and "
+          "copied to the host once.")
+      .def(
           "move_weights",
           [](PyClient& c, const LayerPlan& plan, const std::vector<uintptr_t>& home,
              const std::vector<uintptr_t>& slots, size_t nbytes, double timeout_s) {

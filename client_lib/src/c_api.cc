@@ -357,6 +357,22 @@ taot_status taot_client_return_gradients(taot_client* client, const taot_plan* p
       });
 }
 
+taot_status taot_client_plan_layer_from_ids(taot_client* client, int64_t step, int32_t layer, const void* ids,
+                                            size_t pairs, int wide, uintptr_t stream, taot_plan** out) {
+  return Call([&]() -> absl::Status {
+    if (client == nullptr) return Null("client");
+    if (out == nullptr) return Null("out");
+    if (pairs > static_cast<size_t>(std::numeric_limits<int64_t>::max())) {
+      return absl::InvalidArgumentError(absl::StrCat("pairs: must fit an int64_t, got ", pairs));
+    }
+    absl::StatusOr<taot::client::LayerPlan> plan =
+        client->client->PlanLayerFromIds(step, layer, {ids, static_cast<int64_t>(pairs), wide != 0}, Stream(stream));
+    if (!plan.ok()) return plan.status();
+    *out = new taot_plan{*std::move(plan)};
+    return absl::OkStatus();
+  });
+}
+
 taot_status taot_client_start_tensor_moves(taot_client* client, const taot_plan* plan, const taot_expert_tensor* home,
                                            const taot_expert_tensor* slots, size_t num_tensors, uintptr_t stream,
                                            taot_pending** out, int64_t* bytes_sent, int64_t* bytes_received) {

@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "daemon_link.h"
+#include "load_source.h"
 #include "taot/planner/fnv1a.h"
 #include "taot/planner/plan_hash.h"
 #include "taot/planner/plan_request.h"
@@ -25,8 +26,6 @@ namespace taot::client {
 namespace {
 
 constexpr size_t kMaxRunIdBytes = 128;
-// Gather's flag bit: above every valid load entry (at most 2^40), below the sign.
-constexpr int64_t kRegisteredBit = int64_t{1} << 62;
 
 // 64-bit FNV-1a of a name (a node's, a run's): what ranks gather to compare names.
 int64_t NameHash(std::string_view name) {
@@ -124,8 +123,7 @@ class Client::Impl {
         daemon_in_use_(all_registered) {}
 
   absl::StatusOr<LayerPlan> PlanLayer(int64_t step, int layer, std::span<const int64_t> row) {
-    if (step < 0) return absl::InvalidArgumentError(absl::StrCat("step: must be >= 0, got ", step));
-    if (layer < 0) return absl::InvalidArgumentError(absl::StrCat("layer: must be >= 0, got ", layer));
+    if (absl::Status s = CheckLayer(step, layer); !s.ok()) return s;
     if (row.size() != static_cast<size_t>(options_.experts)) {
       return absl::InvalidArgumentError(
           absl::StrCat("row: must have one entry per expert (", options_.experts, "), got ", row.size()));
@@ -134,17 +132,46 @@ class Client::Impl {
       return absl::InvalidArgumentError(
           absl::StrCat("row[", *e, "]: must be in [0, ", kMaxTokensPerEntry, "], got ", row[*e]));
     }
+    HostRow source(transport_, row, options_.collective_timeout, send_);
+    return PlanLayerFrom(step, layer, source);
+  }
+
+  absl::StatusOr<LayerPlan> PlanLayerFromIds(int64_t step, int layer, const RouterIds& ids,
+                                             std::optional<uintptr_t> trainer_stream) {
+    if (absl::Status s = CheckLayer(step, layer); !s.ok()) return s;
+    if (ids.pairs < 0 || ids.pairs > kMaxTokensPerEntry) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ids.pairs: must be in [0, ", kMaxTokensPerEntry, "], got ", ids.pairs));
+    }
+    if (ids.data == nullptr && ids.pairs > 0) return absl::InvalidArgumentError("ids.data: must not be null");
+    PlaneIds source(transport_, ids, trainer_stream, options_.experts, options_.collective_timeout, plane_counts_);
+    return PlanLayerFrom(step, layer, source);
+  }
+
+  ClientStats stats() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stats_;
+  }
+
+ private:
+  absl::Status CheckLayer(int64_t step, int layer) const {
+    if (step < 0) return absl::InvalidArgumentError(absl::StrCat("step: must be >= 0, got ", step));
+    if (layer < 0) return absl::InvalidArgumentError(absl::StrCat("layer: must be >= 0, got ", layer));
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<LayerPlan> PlanLayerFrom(int64_t step, int layer, LoadSource& source) {
     const absl::Time start = absl::Now();
     absl::StatusOr<Candidate> plan;
     switch (options_.mode) {
       case Mode::kRemote:
-        plan = Remote(step, layer, row);
+        plan = Remote(step, layer, source);
         break;
       case Mode::kPredictive:
-        plan = Predictive(step, layer, row);
+        plan = Predictive(step, layer, source);
         break;
       case Mode::kLocal:
-        plan = Local(step, layer, row, "");
+        plan = Local(step, layer, source, "");
         break;
     }
     if (!plan.ok()) return plan.status();
@@ -156,12 +183,6 @@ class Client::Impl {
     return agreed;
   }
 
-  ClientStats stats() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return stats_;
-  }
-
- private:
   // A rank's plan before the agreement, and whether every rank is already known to hold it
   // (remote mode learns it from the gather it does anyway).
   struct Candidate {
@@ -172,12 +193,12 @@ class Client::Impl {
 
   // The daemon's plan, unless a rank could not get it (then all plan locally, skip the daemon
   // for a growing number of layers, and ask it again once every rank is registered again).
-  absl::StatusOr<Candidate> Remote(int64_t step, int layer, std::span<const int64_t> row) {
+  absl::StatusOr<Candidate> Remote(int64_t step, int layer, LoadSource& source) {
     if (!daemon_in_use_ || skip_layers_ > 0) {
       if (skip_layers_ > 0) --skip_layers_;
       bool all_ready = false;
       absl::StatusOr<Candidate> plan =
-          Local(step, layer, row,
+          Local(step, layer, source,
                 daemon_in_use_ ? "the daemon failed a call recently" : "not every rank is registered with the daemon",
                 link_->ready(), &all_ready);
       if (plan.ok() && !daemon_in_use_ && all_ready) {
@@ -187,7 +208,9 @@ class Client::Impl {
       }
       return plan;
     }
-    absl::StatusOr<LayerPlan> remote = link_->ReportLoad(step, layer, row);
+    absl::StatusOr<std::span<const int64_t>> row = source.Row();
+    if (!row.ok()) return row.status();
+    absl::StatusOr<LayerPlan> remote = link_->ReportLoad(step, layer, *row);
     const int64_t mine[3] = {remote.ok() ? 1 : 0, remote.ok() ? static_cast<int64_t>(remote->identity.version) : 0,
                              remote.ok() ? static_cast<int64_t>(remote->identity.hash) : 0};
     std::vector<int64_t> all(3 * static_cast<size_t>(transport_.size()));
@@ -205,7 +228,7 @@ class Client::Impl {
       Log(absl::StrCat("(step ", step, ", layer ", layer, ") planned locally: ", reason,
                        "; the daemon is asked again once every rank is registered, and in ", skip_layers_ + 1,
                        " layer(s) at the soonest"));
-      return Local(step, layer, row, std::move(reason));
+      return Local(step, layer, source, std::move(reason));
     }
     if (next_skip_ > 1) Log(absl::StrCat("(step ", step, ", layer ", layer, ") the daemon plans again"));
     next_skip_ = 1;
@@ -220,8 +243,8 @@ class Client::Impl {
     return Candidate(std::move(out), same);
   }
 
-  absl::StatusOr<Candidate> Predictive(int64_t step, int layer, std::span<const int64_t> row) {
-    if (absl::StatusOr<bool> s = Gather(row, true); !s.ok()) return s.status();
+  absl::StatusOr<Candidate> Predictive(int64_t step, int layer, LoadSource& source) {
+    if (absl::StatusOr<bool> s = source.Gather(true, gathered_.load.values()); !s.ok()) return s.status();
     if (transport_.rank() == 0) link_->ReportMatrixLater(step, layer, gathered_.load);
     // The daemon places (step, layer) from the round (step - 1, layer): wait only when this
     // client reported that round.
@@ -242,34 +265,15 @@ class Client::Impl {
 
   // The local planner's plan; `ready` is this rank's flag gathered with the row, `all_ready`
   // (when asked) whether every rank's was set.
-  absl::StatusOr<Candidate> Local(int64_t step, int layer, std::span<const int64_t> row, std::string reason,
-                                  bool ready = true, bool* all_ready = nullptr) {
-    absl::StatusOr<bool> gathered = Gather(row, ready);
+  absl::StatusOr<Candidate> Local(int64_t step, int layer, LoadSource& source, std::string reason, bool ready = true,
+                                  bool* all_ready = nullptr) {
+    absl::StatusOr<bool> gathered = source.Gather(ready, gathered_.load.values());
     if (!gathered.ok()) return gathered.status();
     if (all_ready != nullptr) *all_ready = *gathered;
     if (link_ != nullptr && options_.mode == Mode::kLocal && transport_.rank() == 0) {
       link_->ReportMatrixLater(step, layer, gathered_.load);  // the daemon's metrics
     }
     return PlanHere(std::move(reason));
-  }
-
-  // Every rank's row straight into gathered_'s load, with one flag per rank riding along in a
-  // bit no valid entry uses (whether the rank is registered with the daemon; every rank checked
-  // its own row's range): true when every rank's is set.
-  absl::StatusOr<bool> Gather(std::span<const int64_t> row, bool flag) {
-    static_assert(kMaxTokensPerEntry < kRegisteredBit);
-    send_.assign(row.begin(), row.end());
-    if (flag) send_[0] |= kRegisteredBit;
-    if (absl::Status s = transport_.AllGather(send_, gathered_.load.values(), options_.collective_timeout); !s.ok()) {
-      return s;
-    }
-    bool all = true;
-    for (int r = 0; r < transport_.size(); ++r) {
-      int64_t& first = gathered_.load.at(r, 0);
-      all = all && (first & kRegisteredBit) != 0;
-      first &= ~kRegisteredBit;
-    }
-    return all;
   }
 
   // The local planner on gathered_.
@@ -314,7 +318,8 @@ class Client::Impl {
   PlanRequest gathered_;  // the job's request; its load is the latest all-gathered counts
   std::unique_ptr<Planner> planner_;
   std::unique_ptr<DaemonLink> link_;
-  std::vector<int64_t> send_;  // Gather's buffer, kept between layers
+  std::vector<int64_t> send_;  // HostRow's gather buffer, kept between layers
+  PlaneCounts plane_counts_;   // PlaneIds' buffers, kept between layers
   // The daemon back-off, the same on every rank (driven by gathered values only): whether every
   // rank is known to be registered, and the layers still to plan locally after a failure.
   bool daemon_in_use_;
@@ -399,6 +404,11 @@ Client::~Client() = default;
 
 absl::StatusOr<LayerPlan> Client::PlanLayer(int64_t step, int layer, std::span<const int64_t> row) {
   return impl_->PlanLayer(step, layer, row);
+}
+
+absl::StatusOr<LayerPlan> Client::PlanLayerFromIds(int64_t step, int layer, const RouterIds& ids,
+                                                   std::optional<uintptr_t> trainer_stream) {
+  return impl_->PlanLayerFromIds(step, layer, ids, trainer_stream);
 }
 
 ClientStats Client::stats() const { return impl_->stats(); }

@@ -6,6 +6,7 @@
 #include "absl/time/clock.h"
 #include "taot/kernels/accumulate.h"
 #include "taot/kernels/expert_weights.h"
+#include "taot/kernels/reroute.h"
 
 namespace taot::client {
 namespace {
@@ -26,6 +27,7 @@ cudaStream_t AsStream(uintptr_t stream) { return reinterpret_cast<cudaStream_t>(
 
 CudaPlane::~CudaPlane() {
   if (pinned_ != nullptr) cudaFreeHost(pinned_);
+  if (pinned_down_ != nullptr) cudaFreeHost(pinned_down_);
   for (cudaEvent_t e : {uploaded_, side_done_, trainer_done_}) {
     if (e != nullptr) cudaEventDestroy(e);
   }
@@ -71,7 +73,50 @@ absl::Status CudaPlane::Upload(std::span<const int32_t> values, int32_t* dst) {
       !s.ok()) {
     return s;
   }
-  return Record(uploaded_, stream_);
+  if (absl::Status s = Record(uploaded_, stream_); !s.ok()) return s;
+  ++copies_.uploads;
+  return absl::OkStatus();
+}
+
+absl::Status CudaPlane::CountExperts(const void* ids, bool wide, int64_t n, int32_t experts, int64_t* counts,
+                                     kernels::RouteCheck* check) {
+  if (absl::Status s = Use(); !s.ok()) return s;
+  return Cuda(wide ? kernels::CountExpertsCuda(static_cast<const int64_t*>(ids), n, experts, counts, check, stream_)
+                   : kernels::CountExpertsCuda(static_cast<const int32_t*>(ids), n, experts, counts, check, stream_),
+              "count experts");
+}
+
+absl::Status CudaPlane::SetFlag(int64_t* dst, bool flag) {
+  if (absl::Status s = Use(); !s.ok()) return s;
+  return Cuda(cudaMemsetAsync(dst, flag ? 0xFF : 0, sizeof(int64_t), stream_), "flag");
+}
+
+absl::Status CudaPlane::Download(const int64_t* src, std::span<int64_t> dst) {
+  if (absl::Status s = Use(); !s.ok()) return s;
+  if (dst.empty()) return absl::OkStatus();
+  if (pinned_down_used_ + dst.size() > pinned_down_count_) {
+    // The staging is too small: let what is in it arrive, then make room.
+    if (absl::Status s = Finish(wait_); !s.ok()) return s;
+    if (dst.size() > pinned_down_count_) {
+      if (pinned_down_ != nullptr) cudaFreeHost(pinned_down_);
+      pinned_down_ = nullptr;
+      pinned_down_count_ = 0;
+      void* p = nullptr;
+      if (absl::Status s = Cuda(cudaMallocHost(&p, dst.size_bytes()), "pinned staging"); !s.ok()) return s;
+      pinned_down_ = static_cast<int64_t*>(p);
+      pinned_down_count_ = dst.size();
+    }
+  }
+  const size_t offset = pinned_down_used_;
+  if (absl::Status s = Cuda(
+          cudaMemcpyAsync(pinned_down_ + offset, src, dst.size_bytes(), cudaMemcpyDeviceToHost, stream_), "download");
+      !s.ok()) {
+    return s;
+  }
+  pinned_down_used_ += dst.size();
+  arrivals_.push_back({dst, offset});
+  ++copies_.downloads;
+  return absl::OkStatus();
 }
 
 absl::Status CudaPlane::Pack(const kernels::ExpertTensors& tensors, const int32_t* experts, int32_t count,
@@ -110,7 +155,11 @@ absl::Status CudaPlane::Finish(absl::Duration timeout) {
   absl::Status s = Cuda(cudaEventRecord(done, stream_), "event record");
   if (s.ok()) s = AwaitComm(comm_, done, absl::Now() + timeout, "device plane");
   cudaEventDestroy(done);
-  return s;
+  if (!s.ok()) return s;
+  for (const Arrival& a : arrivals_) std::memcpy(a.dst.data(), pinned_down_ + a.offset, a.dst.size_bytes());
+  arrivals_.clear();
+  pinned_down_used_ = 0;
+  return absl::OkStatus();
 }
 
 }  // namespace taot::client

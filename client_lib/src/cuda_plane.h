@@ -6,6 +6,8 @@
 #include <cuda_runtime_api.h>
 
 #include <memory>
+#include <span>
+#include <vector>
 
 #include "nccl_wait.h"
 #include "taot/client/data_plane.h"
@@ -28,6 +30,11 @@ class CudaPlane final : public DataPlane {
   absl::Status Unpack(const kernels::ExpertTensors& tensors, const int32_t* experts, int32_t count,
                       const void* packed) override;
   absl::Status AccumulateMany(float* dst, const kernels::GradSources& sources, size_t n) override;
+  absl::Status CountExperts(const void* ids, bool wide, int64_t n, int32_t experts, int64_t* counts,
+                            kernels::RouteCheck* check) override;
+  absl::Status SetFlag(int64_t* dst, bool flag) override;
+  absl::Status Download(const int64_t* src, std::span<int64_t> dst) override;
+  Copies copies() const override { return copies_; }
   absl::Status HoldStream(uintptr_t stream) override;
   absl::Status AwaitStream(uintptr_t stream) override;
   absl::Status Finish(absl::Duration timeout) override;
@@ -47,6 +54,16 @@ class CudaPlane final : public DataPlane {
   int32_t* pinned_ = nullptr;
   size_t pinned_count_ = 0;
   cudaEvent_t uploaded_ = nullptr;
+  // Download's pinned staging, and where each download goes once Finish has seen it arrive.
+  int64_t* pinned_down_ = nullptr;
+  size_t pinned_down_count_ = 0;
+  size_t pinned_down_used_ = 0;
+  struct Arrival {
+    std::span<int64_t> dst;
+    size_t offset;
+  };
+  std::vector<Arrival> arrivals_;
+  Copies copies_;
   cudaEvent_t side_done_ = nullptr;
   cudaEvent_t trainer_done_ = nullptr;
 };

@@ -78,6 +78,11 @@ class NcclTransport final : public Transport {
     return plane_.Finish(timeout);
   }
 
+  absl::Status AllGatherOnPlane(const int64_t* mine, int64_t* all, size_t n, absl::Duration) override {
+    if (absl::Status s = Use(); !s.ok()) return s;
+    return Nccl(ncclAllGather(mine, all, n, ncclInt64, comm_->comm, stream_), "nccl all-gather");
+  }
+
   absl::StatusOr<std::unique_ptr<PendingExchange>> StartExchange(std::vector<SendOp> sends,
                                                                  std::vector<RecvOp> recvs) override {
     if (absl::Status s = CheckPeers(sends, recvs, rank_, size_); !s.ok()) return s;

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "taot/kernels/accumulate.h"
 #include "taot/kernels/expert_weights.h"
+#include "taot/kernels/reroute.h"
 
 namespace taot::client {
 namespace {
@@ -30,7 +31,31 @@ absl::StatusOr<std::unique_ptr<TransportBuffer>> HostPlane::NewBuffer(size_t byt
 }
 
 absl::Status HostPlane::Upload(std::span<const int32_t> values, int32_t* dst) {
+  if (values.empty()) return absl::OkStatus();
   std::copy(values.begin(), values.end(), dst);
+  ++copies_.uploads;
+  return absl::OkStatus();
+}
+
+absl::Status HostPlane::CountExperts(const void* ids, bool wide, int64_t n, int32_t experts, int64_t* counts,
+                                     kernels::RouteCheck* check) {
+  if (wide) {
+    kernels::CountExpertsCpu(static_cast<const int64_t*>(ids), n, experts, counts, check);
+  } else {
+    kernels::CountExpertsCpu(static_cast<const int32_t*>(ids), n, experts, counts, check);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HostPlane::SetFlag(int64_t* dst, bool flag) {
+  *dst = flag ? -1 : 0;
+  return absl::OkStatus();
+}
+
+absl::Status HostPlane::Download(const int64_t* src, std::span<int64_t> dst) {
+  if (dst.empty()) return absl::OkStatus();
+  std::copy(src, src + dst.size(), dst.begin());
+  ++copies_.downloads;
   return absl::OkStatus();
 }
 

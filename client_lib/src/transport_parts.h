@@ -22,15 +22,26 @@ class HostPlane final : public DataPlane {
   absl::Status Unpack(const kernels::ExpertTensors& tensors, const int32_t* experts, int32_t count,
                       const void* packed) override;
   absl::Status AccumulateMany(float* dst, const kernels::GradSources& sources, size_t n) override;
+  absl::Status CountExperts(const void* ids, bool wide, int64_t n, int32_t experts, int64_t* counts,
+                            kernels::RouteCheck* check) override;
+  absl::Status SetFlag(int64_t* dst, bool flag) override;
+  absl::Status Download(const int64_t* src, std::span<int64_t> dst) override;
+  Copies copies() const override { return copies_; }
   absl::Status HoldStream(uintptr_t) override { return absl::OkStatus(); }
   absl::Status AwaitStream(uintptr_t) override { return absl::OkStatus(); }
   absl::Status Finish(absl::Duration) override { return absl::OkStatus(); }
+
+ private:
+  Copies copies_;
 };
 
 // A transport whose buffers live in host memory (Gloo, in-process).
 class HostMemoryTransport : public Transport {
  public:
   DataPlane& plane() override { return plane_; }
+  absl::Status AllGatherOnPlane(const int64_t* mine, int64_t* all, size_t n, absl::Duration timeout) override {
+    return AllGather({mine, n}, {all, n * static_cast<size_t>(size())}, timeout);
+  }
 
  private:
   HostPlane plane_;

@@ -116,6 +116,16 @@ static void* rank_main(void* arg) {
         TAOT_OK);
   if (rank == 0) CHECK(grads[0][0][0] == 6.0f && grads[0][0][FLOATS - 1] == 6.0f && grads[0][1][0] == 1.0f);
 
+  /* The same plan from the router's ids (host memory on Gloo): each expert's id counts[e] times. */
+  int32_t router_ids[EXPERTS * 8];
+  size_t routed = 0;
+  for (int e = 0; e < EXPERTS; ++e)
+    for (int64_t n = 0; n < counts[e]; ++n) router_ids[routed++] = e;
+  taot_plan* from_ids = NULL;
+  CHECK(taot_client_plan_layer_from_ids(client, 0, 5, router_ids, routed, 0, TAOT_NO_STREAM, &from_ids) == TAOT_OK);
+  CHECK(taot_plan_hash(from_ids) == taot_plan_hash(plan));
+  taot_plan_destroy(from_ids);
+
   /* The tensor form: the weights as one [4 experts, FLOATS] tensor, the slots as [FLOATS / 2 rows,
    * 2 slots, 2 floats] (strided); bf16 slot gradients added into the fp32 home gradients. */
   static float tensor_slots[2][FLOATS / 2][2][2];

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <functional>
+#include <numeric>
 #include <thread>
 
 #include "gloo_ranks.h"
@@ -99,6 +100,73 @@ TEST(ClientTest, LocalModePlansTheAllGatheredMatrixOnEveryRank) {
             EXPECT_FALSE(plan->plan.replicas.empty());
             EXPECT_EQ(client.stats().local_plans, 1);
           });
+}
+
+// The router's ids of a rank whose counts are `row`: expert e repeated row[e] times, interleaved
+// as a router's top-k output would be (id order does not change a count).
+template <typename Id>
+std::vector<Id> IdsOf(std::span<const int64_t> row) {
+  std::vector<Id> ids;
+  for (int64_t round = 0; ids.size() < static_cast<size_t>(std::accumulate(row.begin(), row.end(), int64_t{0}));
+       ++round) {
+    for (size_t e = 0; e < row.size(); ++e) {
+      if (round < row[e]) ids.push_back(static_cast<Id>(e));
+    }
+  }
+  return ids;
+}
+
+TEST(ClientTest, PlansFromTheRoutersIdsEqualPlansFromCountsWithOneCopyEachLayer) {
+  const PlanRequest request = Case();
+  OnRanks(
+      [](int) { return Options(Mode::kLocal, ""); },
+      [&](int r, Client& client) {
+        const std::vector<int32_t> narrow = IdsOf<int32_t>(request.load.row(r));
+        const std::vector<int64_t> wide = IdsOf<int64_t>(request.load.row(r));
+        const DataPlane::Copies before = client.transport().plane().copies();
+        absl::StatusOr<LayerPlan> from_ids =
+            client.PlanLayerFromIds(0, 0, {narrow.data(), static_cast<int64_t>(narrow.size()), false});
+        ASSERT_TRUE(from_ids.ok()) << from_ids.status();
+        EXPECT_EQ(from_ids->plan, Direct(request));
+        // One download of every rank's counts, nothing uploaded, for the layer.
+        EXPECT_EQ(client.transport().plane().copies().downloads, before.downloads + 1);
+        EXPECT_EQ(client.transport().plane().copies().uploads, before.uploads);
+        absl::StatusOr<LayerPlan> from_wide =
+            client.PlanLayerFromIds(0, 1, {wide.data(), static_cast<int64_t>(wide.size()), true});
+        ASSERT_TRUE(from_wide.ok()) << from_wide.status();
+        EXPECT_EQ(from_wide->plan, from_ids->plan);
+        // Every rank routes one pair to expert 16 of 16.
+        std::vector<int32_t> bad = narrow;
+        bad[3] = kExperts;
+        absl::StatusOr<LayerPlan> refused =
+            client.PlanLayerFromIds(0, 2, {bad.data(), static_cast<int64_t>(bad.size()), false});
+        EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+        EXPECT_NE(refused.status().message().find("ids[3]: must be an expert in [0, 16)"), std::string::npos)
+            << refused.status();
+        EXPECT_EQ(client.PlanLayerFromIds(0, 3, {nullptr, 4, false}).status().message(), "ids.data: must not be null");
+        EXPECT_EQ(client.PlanLayerFromIds(0, 3, {narrow.data(), -1, false}).status().code(),
+                  absl::StatusCode::kInvalidArgument);
+      });
+}
+
+TEST(ClientTest, RemoteModeReportsTheRowCountedFromTheIds) {
+  auto daemon = StartDaemon();
+  const PlanRequest request = Case();
+  std::atomic<int> daemon_plans{0};
+  OnRanks([&](int) { return Options(Mode::kRemote, daemon->address()); },
+          [&](int r, Client& client) {
+            const std::vector<int32_t> ids = IdsOf<int32_t>(request.load.row(r));
+            const DataPlane::Copies before = client.transport().plane().copies();
+            absl::StatusOr<LayerPlan> plan =
+                client.PlanLayerFromIds(0, 0, {ids.data(), static_cast<int64_t>(ids.size()), false});
+            ASSERT_TRUE(plan.ok()) << plan.status();
+            if (Source(*plan) == "daemon") {
+              ++daemon_plans;
+              EXPECT_EQ(plan->plan, Direct(request));
+            }
+            EXPECT_EQ(client.transport().plane().copies().downloads, before.downloads + 1);
+          });
+  EXPECT_EQ(daemon_plans.load(), kRanks);
 }
 
 TEST(ClientTest, RemoteModeGetsTheDaemonsPlanOnEveryRank) {

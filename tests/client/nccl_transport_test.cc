@@ -10,6 +10,7 @@
 
 #include <thread>
 
+#include "taot/client/client.h"
 #include "taot/client/replica_exchange.h"
 #include "taot/kernels/expert_weights.h"
 #include "transport_contract.h"
@@ -129,6 +130,46 @@ TEST(NcclTransportTest, ThePlaneRunsInOrderWithTheTrainersStream) {
   ASSERT_TRUE(kernels::PackExpertsCpu(on_host, experts.data(), 3, want.data()));
   EXPECT_EQ(got, want);
   ASSERT_TRUE(plane.Finish(absl::Seconds(30)).ok());
+  cudaStreamDestroy(trainer);
+}
+
+// A layer's plan from ids in device memory on one rank: counted on the side stream after the
+// trainer's copy of them, one download, and a bad id refused by name.
+TEST(NcclTransportTest, AClientPlansFromIdsOnTheDeviceWithOneDownload) {
+  if (Devices() < 1) GTEST_SKIP() << "no CUDA device";
+  NcclOptions o;
+  o.id = *NewNcclUniqueId();
+  absl::StatusOr<std::unique_ptr<Transport>> t = ConnectNccl(o);
+  ASSERT_TRUE(t.ok()) << t.status();
+  std::shared_ptr<Transport> transport = *std::move(t);
+  ClientOptions options;
+  options.experts = 8;
+  options.node = "n0";
+  options.mode = Mode::kLocal;
+  absl::StatusOr<std::unique_ptr<Client>> client = Client::Create(options, transport);
+  ASSERT_TRUE(client.ok()) << client.status();
+  cudaStream_t trainer = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&trainer, cudaStreamNonBlocking), cudaSuccess);
+  std::vector<int64_t> ids(4096);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int64_t>((i * 5) % 8);
+  auto device_ids = *transport->plane().NewBuffer(ids.size() * sizeof(int64_t));
+  ASSERT_EQ(
+      cudaMemcpyAsync(device_ids->data(), ids.data(), ids.size() * sizeof(int64_t), cudaMemcpyHostToDevice, trainer),
+      cudaSuccess);
+  const DataPlane::Copies before = transport->plane().copies();
+  absl::StatusOr<LayerPlan> plan = (*client)->PlanLayerFromIds(
+      0, 0, {device_ids->data(), static_cast<int64_t>(ids.size()), true}, reinterpret_cast<uintptr_t>(trainer));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(transport->plane().copies().downloads, before.downloads + 1);
+  ids[100] = 8;
+  ASSERT_EQ(
+      cudaMemcpyAsync(device_ids->data(), ids.data(), ids.size() * sizeof(int64_t), cudaMemcpyHostToDevice, trainer),
+      cudaSuccess);
+  absl::StatusOr<LayerPlan> refused = (*client)->PlanLayerFromIds(
+      0, 1, {device_ids->data(), static_cast<int64_t>(ids.size()), true}, reinterpret_cast<uintptr_t>(trainer));
+  EXPECT_NE(refused.status().message().find("ids[100]: must be an expert in [0, 8)"), std::string::npos)
+      << refused.status();
+  cudaStreamSynchronize(trainer);
   cudaStreamDestroy(trainer);
 }
 

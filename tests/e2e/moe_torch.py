@@ -16,8 +16,9 @@ Forward outputs differ only where the GEMM's blocking changes with the row count
 
 Usage: moe_torch.py BUILD_DIR MODE [--kill-daemon-at STEP] [--secure] [--tensor-form]; MODE is
 local, remote, predictive. --secure: the daemon requires mutual TLS and a job token, and the
-clients bring both. --tensor-form: weights and gradients move in the tensor form
-(start_tensor_moves, start_gradient_return) from stacked home experts into strided slots.
+clients bring both. --tensor-form: the plan comes from the router's ids (plan_layer_from_ids),
+and weights and gradients move in the tensor form (start_tensor_moves, start_gradient_return)
+from stacked home experts into strided slots.
 """
 import argparse
 import os
@@ -148,8 +149,12 @@ def worker(rank, args):
         # taot: plan from this rank's counts, move replicas, reroute, compute, return gradients.
         x_taot = inputs[step].clone().requires_grad_()
         routed, _ = route(x_taot.detach(), taot_router["router"].detach(), bias)
-        counts = np.bincount(routed.numpy(), minlength=E).astype(np.int64)
-        plan = client.plan_layer(step, 0, counts)
+        if args.tensor_form:
+            ids = routed.to(torch.int64).contiguous()  # the router's ids, counted by the client
+            plan = client.plan_layer_from_ids(step, 0, ids.data_ptr(), ids.numel(), wide=True)
+        else:
+            counts = np.bincount(routed.numpy(), minlength=E).astype(np.int64)
+            plan = client.plan_layer(step, 0, counts)
         sources.append(plan.source)
         home_ptrs = [taot_home[e].data_ptr() for e in mine]
         slot_ptrs = [s.data_ptr() for s in slots]

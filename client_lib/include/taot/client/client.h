@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -103,6 +104,15 @@ struct ClientStats {
   int64_t disagreements = 0;    // layers where ranks held different plans
 };
 
+// The router's top-k expert ids of this rank's tokens, where they are: device memory on the
+// NCCL transport, host memory on the others; any layout the routers produce, flattened to pairs
+// (tokens x k), int32 or int64 (`wide`).
+struct RouterIds {
+  const void* data = nullptr;
+  int64_t pairs = 0;
+  bool wide = false;
+};
+
 class Client {
  public:
   // Checks the options (errors name the field), gathers every rank's node name over `transport`
@@ -120,6 +130,14 @@ class Client {
   // Errors: bad input (INVALID_ARGUMENT, nothing changes) and a transport failure (a peer gone);
   // never the daemon's state.
   absl::StatusOr<LayerPlan> PlanLayer(int64_t step, int layer, std::span<const int64_t> row);
+
+  // PlanLayer from the router's ids where they lie, with no host copy of the ids: the transport's
+  // plane counts them (after the work already on `trainer_stream`, where given), gathers every
+  // rank's counts in its own memory and copies them to the host once (on NCCL: one pinned,
+  // asynchronous device-to-host copy of the R x E counts; in remote mode this rank's E only).
+  // An id outside [0, E) is INVALID_ARGUMENT on its rank, as a bad row is for PlanLayer.
+  absl::StatusOr<LayerPlan> PlanLayerFromIds(int64_t step, int layer, const RouterIds& ids,
+                                             std::optional<uintptr_t> trainer_stream = std::nullopt);
 
   ClientStats stats() const;
   Transport& transport() { return *transport_; }

@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "taot/kernels/accumulate.h"
 #include "taot/kernels/expert_weights.h"
+#include "taot/kernels/reroute.h"
 
 namespace taot::client {
 
@@ -50,6 +51,24 @@ class DataPlane {
   virtual absl::Status Unpack(const kernels::ExpertTensors& tensors, const int32_t* experts, int32_t count,
                               const void* packed) = 0;
   virtual absl::Status AccumulateMany(float* dst, const kernels::GradSources& sources, size_t n) = 0;
+  // kernels/reroute.h's histogram of the router's ids (int32, or int64 when `wide`), `counts` and
+  // `check` in plane memory.
+  virtual absl::Status CountExperts(const void* ids, bool wide, int64_t n, int32_t experts, int64_t* counts,
+                                    kernels::RouteCheck* check) = 0;
+  // *dst = -1 (all bits set) for true, 0 for false (plane memory), in order with the plane's
+  // work: a memset, not a host copy.
+  virtual absl::Status SetFlag(int64_t* dst, bool flag) = 0;
+  // Copies plane memory to `dst` (host memory): valid once Finish returns OK. The one
+  // device-to-host copy of a layer's counts (pinned and asynchronous on a device).
+  virtual absl::Status Download(const int64_t* src, std::span<int64_t> dst) = 0;
+
+  // Host-device copies so far (Upload and Download calls that copied anything), for the checks
+  // that a layer makes exactly one each way.
+  struct Copies {
+    int64_t uploads = 0;
+    int64_t downloads = 0;
+  };
+  virtual Copies copies() const = 0;
 
   // The trainer's `stream` (a cudaStream_t as an integer) waits for all the work enqueued here so
   // far: the guest GEMM after the weights arrive, the optimizer after the gradients are added.

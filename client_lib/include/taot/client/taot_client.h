@@ -136,6 +136,12 @@ typedef enum taot_grad_type { TAOT_GRAD_FLOAT32 = 0, TAOT_GRAD_BFLOAT16 = 1 } ta
 /* No trainer stream: the call orders nothing with the trainer's streams (host transports). */
 #define TAOT_NO_STREAM ((uintptr_t)-1)
 
+/* taot_client_plan_layer from the router's ids where they lie (device memory on NCCL): `pairs`
+ * ids (tokens x top-k), int64 when `wide` is nonzero, else int32. Counted on the transport's side
+ * stream after the work already on `stream`, gathered there, copied to the host once. */
+taot_status taot_client_plan_layer_from_ids(taot_client* client, int64_t step, int32_t layer, const void* ids,
+                                            size_t pairs, int wide, uintptr_t stream, taot_plan** out);
+
 /* Moves started and not yet waited for. */
 typedef struct taot_pending taot_pending;
 

@@ -48,6 +48,9 @@ class Transport {
   virtual int size() const = 0;
   // Every rank's `mine` (the same length on all), in rank order: all.size() == size() * mine.size().
   virtual absl::Status AllGather(std::span<const int64_t> mine, std::span<int64_t> all, absl::Duration timeout) = 0;
+  // The same over the plane's memory and in its order (n entries each): on NCCL enqueued on the
+  // side stream (done once the plane's Finish returns OK), on host transports done when it returns.
+  virtual absl::Status AllGatherOnPlane(const int64_t* mine, int64_t* all, size_t n, absl::Duration timeout) = 0;
   // Starts the sends and receives (a rank may both send to and receive from a peer).
   virtual absl::StatusOr<std::unique_ptr<PendingExchange>> StartExchange(std::vector<SendOp> sends,
                                                                          std::vector<RecvOp> recvs) = 0;
