@@ -13,6 +13,7 @@
 
 #include "taot/client/client.h"
 #include "taot/client/gloo_transport.h"
+#include "taot/client/layer_tables.h"
 #include "taot/client/replica_exchange.h"
 #include "taot/client/replica_moves.h"
 #include "taot/client/reroute.h"
@@ -59,6 +60,18 @@ struct PyClient {
   std::unique_ptr<Client> client;
   std::unique_ptr<MoveWorkspace> weights = std::make_unique<MoveWorkspace>();
   std::unique_ptr<MoveWorkspace> gradients = std::make_unique<MoveWorkspace>();
+  // The last plan's tables, loaded once for its moves and its gradients.
+  std::unique_ptr<LayerTables> tables = std::make_unique<LayerTables>();
+  std::optional<Plan> tables_plan;
+
+  const LayerTables& TablesFor(const Plan& plan) {
+    if (!tables_plan.has_value() || *tables_plan != plan || !tables->loaded()) {
+      tables_plan.reset();
+      Check(tables->Load(client->transport(), plan, client->options().experts, client->options().slots_per_rank));
+      tables_plan = plan;
+    }
+    return *tables;
+  }
 };
 
 // (address, expert_stride, chunks, chunk_bytes, chunk_stride) per tensor, as the kernels take it.
@@ -321,11 +334,12 @@ PYBIND11_MODULE(taot, m) {
           "start_tensor_moves",
           [](PyClient& c, const LayerPlan& plan, const std::vector<TensorTuple>& home,
              const std::vector<TensorTuple>& slots, std::optional<uintptr_t> stream) {
-            ExpertLayout layout{Tensors(home, "home"), Tensors(slots, "slots"), c.client->options().slots_per_rank};
+            ExpertLayout layout{Tensors(home, "home"), Tensors(slots, "slots")};
             MovedBytes moved;
             py::gil_scoped_release release;
-            std::unique_ptr<PendingExchange> pending = Unwrap(StartTensorMoves(
-                c.client->transport(), plan.plan, c.client->options().experts, layout, *c.weights, stream, &moved));
+            const LayerTables& tables = c.TablesFor(plan.plan);
+            std::unique_ptr<PendingExchange> pending =
+                Unwrap(StartTensorMoves(c.client->transport(), tables, layout, *c.weights, stream, &moved));
             return std::tuple{std::move(pending), moved.sent, moved.received};
           },
           py::arg("plan"), py::arg("home"), py::arg("slots"), py::arg("stream") = py::none(),
@@ -348,12 +362,12 @@ PYBIND11_MODULE(taot, m) {
             } else {
               throw py::value_error("slot_dtype: must be 'float32' or 'bfloat16', got '" + slot_dtype + "'");
             }
-            GradientLayout layout{Tensors(slot_grads, "slot_grads"), type, Tensors(home_grads, "home_grads"),
-                                  c.client->options().slots_per_rank};
+            GradientLayout layout{Tensors(slot_grads, "slot_grads"), type, Tensors(home_grads, "home_grads")};
             MovedBytes moved;
             py::gil_scoped_release release;
-            std::unique_ptr<PendingExchange> pending = Unwrap(StartGradientReturn(
-                c.client->transport(), plan.plan, c.client->options().experts, layout, *c.gradients, stream, &moved));
+            const LayerTables& tables = c.TablesFor(plan.plan);
+            std::unique_ptr<PendingExchange> pending =
+                Unwrap(StartGradientReturn(c.client->transport(), tables, layout, *c.gradients, stream, &moved));
             return std::tuple{std::move(pending), moved.sent, moved.received};
           },
           py::arg("plan"), py::arg("slot_grads"), py::arg("slot_dtype"), py::arg("home_grads"),

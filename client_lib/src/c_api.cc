@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "taot/client/client.h"
 #include "taot/client/gloo_transport.h"
+#include "taot/client/layer_tables.h"
 #include "taot/client/replica_exchange.h"
 #include "taot/client/replica_moves.h"
 #include "taot/client/reroute.h"
@@ -33,6 +34,9 @@ struct taot_client {
   // One workspace per direction: a layer's weights may be on their way while the last layer's
   // gradients still are.
   std::unique_ptr<taot::client::MoveWorkspace> weights, gradients;
+  // The last plan's tables, loaded once for its moves and its gradients.
+  std::unique_ptr<taot::client::LayerTables> tables;
+  std::optional<taot::Plan> tables_plan;
 };
 struct taot_pending {
   std::unique_ptr<taot::client::PendingExchange> pending;
@@ -160,6 +164,19 @@ std::optional<uintptr_t> Stream(uintptr_t stream) {
   return stream;
 }
 
+// The plan's tables, uploaded when the plan differs from the last one's.
+absl::StatusOr<const taot::client::LayerTables*> TablesFor(taot_client& client, const taot::Plan& plan) {
+  if (!client.tables_plan.has_value() || *client.tables_plan != plan || !client.tables->loaded()) {
+    client.tables_plan.reset();
+    const taot::client::ClientOptions& o = client.client->options();
+    if (absl::Status s = client.tables->Load(client.client->transport(), plan, o.experts, o.slots_per_rank); !s.ok()) {
+      return s;
+    }
+    client.tables_plan = plan;
+  }
+  return client.tables.get();
+}
+
 // Runs a tensor-form start and hands out its pending moves and byte counts.
 template <typename Start>
 taot_status RunStart(taot_client* client, const taot_plan* plan, taot_pending** out, int64_t* bytes_sent,
@@ -262,7 +279,8 @@ taot_status taot_client_create(const taot_client_options* options, taot_transpor
     if (!c.ok()) return c.status();
     const absl::Duration wait = o.collective_timeout;
     *out = new taot_client{*std::move(c), std::make_unique<taot::client::MoveWorkspace>(wait),
-                           std::make_unique<taot::client::MoveWorkspace>(wait)};
+                           std::make_unique<taot::client::MoveWorkspace>(wait),
+                           std::make_unique<taot::client::LayerTables>(wait), std::nullopt};
     return absl::OkStatus();
   });
 }
@@ -386,9 +404,9 @@ taot_status taot_client_start_tensor_moves(taot_client* client, const taot_plan*
         if (!k.ok()) return k.status();
         layout.home = *h;
         layout.slots = *k;
-        layout.slot_count = client->client->options().slots_per_rank;
-        return taot::client::StartTensorMoves(client->client->transport(), plan->plan.plan,
-                                              client->client->options().experts, layout, *client->weights,
+        absl::StatusOr<const taot::client::LayerTables*> tables = TablesFor(*client, plan->plan.plan);
+        if (!tables.ok()) return tables.status();
+        return taot::client::StartTensorMoves(client->client->transport(), **tables, layout, *client->weights,
                                               Stream(stream), &moved);
       });
 }
@@ -409,9 +427,9 @@ taot_status taot_client_start_gradient_return(taot_client* client, const taot_pl
         layout.slots = *k;
         layout.home = *h;
         layout.slot_type = static_cast<taot::kernels::GradType>(slot_type);
-        layout.slot_count = client->client->options().slots_per_rank;
-        return taot::client::StartGradientReturn(client->client->transport(), plan->plan.plan,
-                                                 client->client->options().experts, layout, *client->gradients,
+        absl::StatusOr<const taot::client::LayerTables*> tables = TablesFor(*client, plan->plan.plan);
+        if (!tables.ok()) return tables.status();
+        return taot::client::StartGradientReturn(client->client->transport(), **tables, layout, *client->gradients,
                                                  Stream(stream), &moved);
       });
 }

@@ -52,30 +52,39 @@ absl::StatusOr<std::unique_ptr<TransportBuffer>> CudaPlane::NewBuffer(size_t byt
   return std::make_unique<DeviceBuffer>(data);
 }
 
-absl::Status CudaPlane::Upload(std::span<const int32_t> values, int32_t* dst) {
+absl::Status CudaPlane::Upload(const void* host, size_t bytes, void* dst) {
   if (absl::Status s = Use(); !s.ok()) return s;
-  if (values.empty()) return absl::OkStatus();
+  if (bytes == 0) return absl::OkStatus();
   if (uploaded_ != nullptr) {
     if (absl::Status s = AwaitComm(comm_, uploaded_, absl::Now() + wait_, "upload staging"); !s.ok()) return s;
   }
-  if (values.size() > pinned_count_) {
+  if (bytes > pinned_bytes_) {
     if (pinned_ != nullptr) cudaFreeHost(pinned_);
     pinned_ = nullptr;
-    pinned_count_ = 0;
-    void* p = nullptr;
-    if (absl::Status s = Cuda(cudaMallocHost(&p, values.size_bytes()), "pinned staging"); !s.ok()) return s;
-    pinned_ = static_cast<int32_t*>(p);
-    pinned_count_ = values.size();
+    pinned_bytes_ = 0;
+    if (absl::Status s = Cuda(cudaMallocHost(&pinned_, bytes), "pinned staging"); !s.ok()) return s;
+    pinned_bytes_ = bytes;
   }
-  std::memcpy(pinned_, values.data(), values.size_bytes());
-  if (absl::Status s =
-          Cuda(cudaMemcpyAsync(dst, pinned_, values.size_bytes(), cudaMemcpyHostToDevice, stream_), "upload");
-      !s.ok()) {
+  std::memcpy(pinned_, host, bytes);
+  if (absl::Status s = Cuda(cudaMemcpyAsync(dst, pinned_, bytes, cudaMemcpyHostToDevice, stream_), "upload"); !s.ok()) {
     return s;
   }
   if (absl::Status s = Record(uploaded_, stream_); !s.ok()) return s;
   ++copies_.uploads;
   return absl::OkStatus();
+}
+
+size_t CudaPlane::RerouteWorkspaceBytes(int64_t n, const kernels::RouteTable& table) const {
+  return kernels::RerouteCudaWorkspaceBytes(n, table);
+}
+
+absl::Status CudaPlane::Reroute(const int32_t* expert_ids, int64_t n, const kernels::RouteTable& table,
+                                int32_t* virtual_expert, int32_t* dest_rank, int64_t* send_counts, int64_t* order,
+                                void* workspace, size_t workspace_bytes, kernels::RouteCheck* check) {
+  if (absl::Status s = Use(); !s.ok()) return s;
+  return Cuda(kernels::RerouteCuda(expert_ids, n, table, virtual_expert, dest_rank, send_counts, order, workspace,
+                                   workspace_bytes, check, stream_),
+              "reroute");
 }
 
 absl::Status CudaPlane::CountExperts(const void* ids, bool wide, int64_t n, int32_t experts, int64_t* counts,

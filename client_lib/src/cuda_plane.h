@@ -24,7 +24,7 @@ class CudaPlane final : public DataPlane {
 
   bool ordered() const override { return true; }
   absl::StatusOr<std::unique_ptr<TransportBuffer>> NewBuffer(size_t bytes) override;
-  absl::Status Upload(std::span<const int32_t> values, int32_t* dst) override;
+  absl::Status Upload(const void* host, size_t bytes, void* dst) override;
   absl::Status Pack(const kernels::ExpertTensors& tensors, const int32_t* experts, int32_t count,
                     void* packed) override;
   absl::Status Unpack(const kernels::ExpertTensors& tensors, const int32_t* experts, int32_t count,
@@ -35,6 +35,10 @@ class CudaPlane final : public DataPlane {
   absl::Status SetFlag(int64_t* dst, bool flag) override;
   absl::Status Download(const int64_t* src, std::span<int64_t> dst) override;
   Copies copies() const override { return copies_; }
+  size_t RerouteWorkspaceBytes(int64_t n, const kernels::RouteTable& table) const override;
+  absl::Status Reroute(const int32_t* expert_ids, int64_t n, const kernels::RouteTable& table, int32_t* virtual_expert,
+                       int32_t* dest_rank, int64_t* send_counts, int64_t* order, void* workspace,
+                       size_t workspace_bytes, kernels::RouteCheck* check) override;
   absl::Status HoldStream(uintptr_t stream) override;
   absl::Status AwaitStream(uintptr_t stream) override;
   absl::Status Finish(absl::Duration timeout) override;
@@ -51,8 +55,8 @@ class CudaPlane final : public DataPlane {
   const absl::Duration wait_;
   // Upload's pinned staging, and the event after its last copy: the host writes it again only
   // once that copy is done (normally long done: it is the previous layer's).
-  int32_t* pinned_ = nullptr;
-  size_t pinned_count_ = 0;
+  void* pinned_ = nullptr;
+  size_t pinned_bytes_ = 0;
   cudaEvent_t uploaded_ = nullptr;
   // Download's pinned staging, and where each download goes once Finish has seen it arrive.
   int64_t* pinned_down_ = nullptr;

@@ -19,7 +19,7 @@ struct MoveWorkspace::Regions {
     size_t bytes = 0;
     char* data() const { return buffer == nullptr ? nullptr : static_cast<char*>(buffer->data()); }
   };
-  Region tables, send, recv;
+  Region send, recv;
   // A host plane's exchange from this workspace not yet waited for: its buffers are in use.
   bool in_flight = false;
 };
@@ -32,7 +32,7 @@ class TensorExchange {
  public:
   using Regions = MoveWorkspace::Regions;
 
-  static absl::StatusOr<Regions*> Reserve(MoveWorkspace& w, DataPlane& plane, size_t tables, size_t send, size_t recv) {
+  static absl::StatusOr<Regions*> Reserve(MoveWorkspace& w, DataPlane& plane, size_t send, size_t recv) {
     Regions& r = *w.regions_;
     if (r.plane != nullptr && r.plane != &plane) {
       return absl::FailedPreconditionError("workspace: holds another transport's memory; use one per transport");
@@ -42,10 +42,10 @@ class TensorExchange {
           "workspace: the last exchange from it was not waited for (or failed); wait for it first");
     }
     r.plane = &plane;
-    const bool grow = tables > r.tables.bytes || send > r.send.bytes || recv > r.recv.bytes;
+    const bool grow = send > r.send.bytes || recv > r.recv.bytes;
     if (!grow) return &r;
     if (absl::Status s = plane.Finish(w.wait_); !s.ok()) return s;
-    for (auto [region, bytes] : {std::pair{&r.tables, tables}, {&r.send, send}, {&r.recv, recv}}) {
+    for (auto [region, bytes] : {std::pair{&r.send, send}, {&r.recv, recv}}) {
       if (bytes <= region->bytes) continue;
       region->buffer.reset();
       region->bytes = 0;
@@ -56,14 +56,6 @@ class TensorExchange {
     }
     ++w.grows_;
     return &r;
-  }
-
-  static const int32_t* Table(MoveWorkspace& w) { return reinterpret_cast<const int32_t*>(w.regions_->tables.data()); }
-
-  static absl::Status Upload(MoveWorkspace& w, DataPlane& plane, const std::vector<int32_t>& table) {
-    if (table.empty()) return absl::OkStatus();
-    ++w.uploads_;
-    return plane.Upload(table, reinterpret_cast<int32_t*>(w.regions_->tables.data()));
   }
 };
 
@@ -116,20 +108,10 @@ absl::Status CheckTensors(const std::string& field, const kernels::ExpertTensors
 
 int64_t TensorBytes(const kernels::ExpertTensor& t) { return t.chunks * t.chunk_bytes; }
 
-absl::Status CheckShape(const Transport& transport, int experts) {
-  const int R = transport.size();
-  if (experts <= 0 || experts % R != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("experts: must be a positive multiple of ", R, ", got ", experts));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status CheckSlots(const std::vector<ReplicaTransfer>& transfers, int rank, int slot_count, const char* field) {
-  for (const ReplicaTransfer& t : transfers) {
-    if (t.guest == rank && t.slot >= slot_count) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ": the plan puts expert ", t.expert, " in slot ", t.slot,
-                                                     " of this rank, which has ", slot_count, " slots"));
-    }
+absl::Status CheckTables(const Transport& transport, const LayerTables& tables) {
+  if (!tables.loaded()) return absl::FailedPreconditionError("tables: no plan is loaded");
+  if (tables.transport() != &transport) {
+    return absl::FailedPreconditionError("tables: were loaded on another transport");
   }
   return absl::OkStatus();
 }
@@ -199,63 +181,45 @@ absl::StatusOr<std::unique_ptr<PendingExchange>> Staged(DataPlane& plane, MoveWo
   return std::make_unique<StagedExchange>(plane, *std::move(exchange), std::move(after), &regions.in_flight);
 }
 
-// Before the exchange: the plane waits for the trainer's work so far, uploads the call's table
-// and packs the first `count` entries' experts of `tensors` into `send`.
-absl::Status PackOutgoing(DataPlane& plane, MoveWorkspace& workspace, std::optional<uintptr_t> trainer_stream,
-                          const std::vector<int32_t>& table, const kernels::ExpertTensors& tensors, int32_t count,
-                          char* send) {
+// Before the exchange: the plane waits for the trainer's work so far and packs the `count`
+// experts of `tensors` listed at `list` (plane memory) into `send`.
+absl::Status PackOutgoing(DataPlane& plane, std::optional<uintptr_t> trainer_stream,
+                          const kernels::ExpertTensors& tensors, const int32_t* list, int32_t count, char* send) {
   if (trainer_stream.has_value()) {
     if (absl::Status s = plane.AwaitStream(*trainer_stream); !s.ok()) return s;
   }
-  if (absl::Status s = TensorExchange::Upload(workspace, plane, table); !s.ok()) return s;
   if (count == 0) return absl::OkStatus();
-  return plane.Pack(tensors, TensorExchange::Table(workspace), count, send);
+  return plane.Pack(tensors, list, count, send);
 }
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<PendingExchange>> StartTensorMoves(Transport& transport, const Plan& plan, int experts,
+absl::StatusOr<std::unique_ptr<PendingExchange>> StartTensorMoves(Transport& transport, const LayerTables& tables,
                                                                   const ExpertLayout& weights, MoveWorkspace& workspace,
                                                                   std::optional<uintptr_t> trainer_stream,
                                                                   MovedBytes* moved) {
-  if (absl::Status s = CheckShape(transport, experts); !s.ok()) return s;
+  if (absl::Status s = CheckTables(transport, tables); !s.ok()) return s;
   if (absl::Status s = CheckWeights(weights); !s.ok()) return s;
-  const int me = transport.rank();
-  const int per_rank = experts / transport.size();
-  const std::vector<ReplicaTransfer> transfers = Transfers(plan, per_rank);
-  if (absl::Status s = CheckSlots(transfers, me, weights.slot_count, "weights.slot_count"); !s.ok()) return s;
-
-  // The table: the local index of every distinct expert sent (transfers are by expert), then the
-  // slot of every replica received, in transfer order.
-  std::vector<int32_t> table;
-  std::vector<int32_t> received_slots;
-  for (const ReplicaTransfer& t : transfers) {
-    if (t.home == me && (table.empty() || table.back() != t.expert - me * per_rank)) {
-      table.push_back(t.expert - me * per_rank);
-    }
-    if (t.guest == me) received_slots.push_back(t.slot);
-  }
-  const auto sent = static_cast<int32_t>(table.size());
-  const auto received = static_cast<int32_t>(received_slots.size());
-  table.insert(table.end(), received_slots.begin(), received_slots.end());
+  const int me = tables.rank();
+  const int per_rank = tables.experts() / tables.ranks();
+  const auto sent = static_cast<int32_t>(tables.sent().size());
+  const auto received = static_cast<int32_t>(tables.received().size());
   const int64_t packed = kernels::PackedExpertBytes(weights.home);
   DataPlane& plane = transport.plane();
-  absl::StatusOr<MoveWorkspace::Regions*> regions =
-      TensorExchange::Reserve(workspace, plane, table.size() * sizeof(int32_t), static_cast<size_t>(sent * packed),
-                              static_cast<size_t>(received * packed));
+  absl::StatusOr<MoveWorkspace::Regions*> regions = TensorExchange::Reserve(
+      workspace, plane, static_cast<size_t>(sent * packed), static_cast<size_t>(received * packed));
   if (!regions.ok()) return regions.status();
   char* send = (*regions)->send.data();
   char* recv = (*regions)->recv.data();
-  const int32_t* tables = TensorExchange::Table(workspace);
 
   std::vector<SendOp> sends;
   std::vector<RecvOp> recvs;
   MovedBytes count;
   int32_t sent_index = -1;
-  for (const ReplicaTransfer& t : transfers) {
+  for (const ReplicaTransfer& t : tables.transfers()) {
     const auto tag = static_cast<uint32_t>(t.expert);
     if (t.home == me) {
-      if (sent_index < 0 || table[static_cast<size_t>(sent_index)] != t.expert - me * per_rank) ++sent_index;
+      if (sent_index < 0 || tables.sent()[static_cast<size_t>(sent_index)] != t.expert - me * per_rank) ++sent_index;
       sends.push_back({t.guest, send + sent_index * packed, static_cast<size_t>(packed), tag});
       count.sent += packed;
     } else if (t.guest == me) {
@@ -264,13 +228,15 @@ absl::StatusOr<std::unique_ptr<PendingExchange>> StartTensorMoves(Transport& tra
     }
   }
 
-  if (absl::Status s = PackOutgoing(plane, workspace, trainer_stream, table, weights.home, sent, send); !s.ok()) {
+  if (absl::Status s = PackOutgoing(plane, trainer_stream, weights.home, tables.sent_on_plane(), sent, send); !s.ok()) {
     return s;
   }
+  // A host plane unpacks in Wait, after the next plan may have been loaded: it keeps its own list.
   const kernels::ExpertTensors slots = weights.slots;
-  auto unpack = [&plane, slots, tables, sent, received, recv]() -> absl::Status {
+  const int32_t* on_plane = tables.received_on_plane();
+  auto unpack = [&plane, slots, on_plane, list = tables.received(), received, recv]() -> absl::Status {
     if (received == 0) return absl::OkStatus();
-    return plane.Unpack(slots, tables + sent, received, recv);
+    return plane.Unpack(slots, plane.ordered() ? on_plane : list.data(), received, recv);
   };
   absl::StatusOr<std::unique_ptr<PendingExchange>> pending =
       Staged(plane, **regions, transport.StartExchange(std::move(sends), std::move(recvs)), unpack, trainer_stream);
@@ -278,31 +244,26 @@ absl::StatusOr<std::unique_ptr<PendingExchange>> StartTensorMoves(Transport& tra
   return pending;
 }
 
-absl::StatusOr<std::unique_ptr<PendingExchange>> StartGradientReturn(Transport& transport, const Plan& plan,
-                                                                     int experts, const GradientLayout& gradients,
+absl::StatusOr<std::unique_ptr<PendingExchange>> StartGradientReturn(Transport& transport, const LayerTables& tables,
+                                                                     const GradientLayout& gradients,
                                                                      MoveWorkspace& workspace,
                                                                      std::optional<uintptr_t> trainer_stream,
                                                                      MovedBytes* moved) {
-  if (absl::Status s = CheckShape(transport, experts); !s.ok()) return s;
+  if (absl::Status s = CheckTables(transport, tables); !s.ok()) return s;
   if (absl::Status s = CheckGradients(gradients); !s.ok()) return s;
-  const int me = transport.rank();
-  const int per_rank = experts / transport.size();
-  const std::vector<ReplicaTransfer> transfers = Transfers(plan, per_rank);
-  if (absl::Status s = CheckSlots(transfers, me, gradients.slot_count, "gradients.slot_count"); !s.ok()) return s;
-
-  // The table: the slot of every replica this rank hosts, in transfer order. What comes home is
-  // kept in transfer order too: by expert, then by guest.
-  std::vector<int32_t> table;
+  const int me = tables.rank();
+  const int per_rank = tables.experts() / tables.ranks();
+  // A guest sends its replicas' gradients in transfer order (the slots it received, listed in
+  // the tables); a home keeps what comes in transfer order too: by expert, then by guest.
   std::vector<ReplicaTransfer> incoming;
-  for (const ReplicaTransfer& t : transfers) {
-    if (t.guest == me) table.push_back(t.slot);
+  for (const ReplicaTransfer& t : tables.transfers()) {
     if (t.home == me) incoming.push_back(t);
   }
+  const auto hosted = static_cast<int32_t>(tables.received().size());
   const int64_t packed = kernels::PackedExpertBytes(gradients.slots);
   DataPlane& plane = transport.plane();
   absl::StatusOr<MoveWorkspace::Regions*> regions = TensorExchange::Reserve(
-      workspace, plane, table.size() * sizeof(int32_t), table.size() * static_cast<size_t>(packed),
-      incoming.size() * static_cast<size_t>(packed));
+      workspace, plane, static_cast<size_t>(hosted * packed), incoming.size() * static_cast<size_t>(packed));
   if (!regions.ok()) return regions.status();
   char* send = (*regions)->send.data();
   char* recv = (*regions)->recv.data();
@@ -310,7 +271,7 @@ absl::StatusOr<std::unique_ptr<PendingExchange>> StartGradientReturn(Transport& 
   std::vector<SendOp> sends;
   std::vector<RecvOp> recvs;
   MovedBytes count;
-  for (const ReplicaTransfer& t : transfers) {
+  for (const ReplicaTransfer& t : tables.transfers()) {
     const auto tag = static_cast<uint32_t>(t.expert);
     if (t.guest == me) {
       sends.push_back({t.home, send + static_cast<int64_t>(sends.size()) * packed, static_cast<size_t>(packed), tag});
@@ -321,8 +282,7 @@ absl::StatusOr<std::unique_ptr<PendingExchange>> StartGradientReturn(Transport& 
     }
   }
 
-  if (absl::Status s = PackOutgoing(plane, workspace, trainer_stream, table, gradients.slots,
-                                    static_cast<int32_t>(table.size()), send);
+  if (absl::Status s = PackOutgoing(plane, trainer_stream, gradients.slots, tables.received_on_plane(), hosted, send);
       !s.ok()) {
     return s;
   }

@@ -1,6 +1,7 @@
 #include "transport_parts.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "taot/kernels/accumulate.h"
@@ -30,10 +31,24 @@ absl::StatusOr<std::unique_ptr<TransportBuffer>> HostPlane::NewBuffer(size_t byt
   return std::make_unique<HostBuffer>(bytes);
 }
 
-absl::Status HostPlane::Upload(std::span<const int32_t> values, int32_t* dst) {
-  if (values.empty()) return absl::OkStatus();
-  std::copy(values.begin(), values.end(), dst);
+absl::Status HostPlane::Upload(const void* host, size_t bytes, void* dst) {
+  if (bytes == 0) return absl::OkStatus();
+  std::memcpy(dst, host, bytes);
   ++copies_.uploads;
+  return absl::OkStatus();
+}
+
+size_t HostPlane::RerouteWorkspaceBytes(int64_t n, const kernels::RouteTable& table) const {
+  return kernels::RerouteWorkspaceBytes(n, table);
+}
+
+absl::Status HostPlane::Reroute(const int32_t* expert_ids, int64_t n, const kernels::RouteTable& table,
+                                int32_t* virtual_expert, int32_t* dest_rank, int64_t* send_counts, int64_t* order,
+                                void* workspace, size_t workspace_bytes, kernels::RouteCheck* check) {
+  if (workspace_bytes < kernels::RerouteWorkspaceBytes(n, table)) {
+    return absl::InvalidArgumentError("workspace: smaller than RerouteWorkspaceBytes");
+  }
+  kernels::RerouteCpu(expert_ids, n, table, virtual_expert, dest_rank, send_counts, order, workspace, check);
   return absl::OkStatus();
 }
 

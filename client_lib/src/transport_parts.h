@@ -16,7 +16,7 @@ class HostPlane final : public DataPlane {
  public:
   bool ordered() const override { return false; }
   absl::StatusOr<std::unique_ptr<TransportBuffer>> NewBuffer(size_t bytes) override;
-  absl::Status Upload(std::span<const int32_t> values, int32_t* dst) override;
+  absl::Status Upload(const void* host, size_t bytes, void* dst) override;
   absl::Status Pack(const kernels::ExpertTensors& tensors, const int32_t* experts, int32_t count,
                     void* packed) override;
   absl::Status Unpack(const kernels::ExpertTensors& tensors, const int32_t* experts, int32_t count,
@@ -27,6 +27,10 @@ class HostPlane final : public DataPlane {
   absl::Status SetFlag(int64_t* dst, bool flag) override;
   absl::Status Download(const int64_t* src, std::span<int64_t> dst) override;
   Copies copies() const override { return copies_; }
+  size_t RerouteWorkspaceBytes(int64_t n, const kernels::RouteTable& table) const override;
+  absl::Status Reroute(const int32_t* expert_ids, int64_t n, const kernels::RouteTable& table, int32_t* virtual_expert,
+                       int32_t* dest_rank, int64_t* send_counts, int64_t* order, void* workspace,
+                       size_t workspace_bytes, kernels::RouteCheck* check) override;
   absl::Status HoldStream(uintptr_t) override { return absl::OkStatus(); }
   absl::Status AwaitStream(uintptr_t) override { return absl::OkStatus(); }
   absl::Status Finish(absl::Duration) override { return absl::OkStatus(); }

@@ -11,6 +11,8 @@
 #include <thread>
 
 #include "taot/client/client.h"
+#include "taot/client/layer_tables.h"
+#include "taot/client/plane_reroute.h"
 #include "taot/client/replica_exchange.h"
 #include "taot/kernels/expert_weights.h"
 #include "transport_contract.h"
@@ -113,7 +115,7 @@ TEST(NcclTransportTest, ThePlaneRunsInOrderWithTheTrainersStream) {
   ASSERT_EQ(cudaMemcpyAsync(source->data(), host.data(), host.size(), cudaMemcpyHostToDevice, trainer), cudaSuccess);
   ASSERT_TRUE(plane.AwaitStream(reinterpret_cast<uintptr_t>(trainer)).ok());
   const std::vector<int32_t> experts = {4, 0, 2};
-  ASSERT_TRUE(plane.Upload(experts, static_cast<int32_t*>(table->data())).ok());
+  ASSERT_TRUE(plane.Upload(experts.data(), experts.size() * sizeof(int32_t), table->data()).ok());
   kernels::ExpertTensors tensors;
   tensors.count = 1;
   tensors.tensor[0].base = source->data();
@@ -160,7 +162,33 @@ TEST(NcclTransportTest, AClientPlansFromIdsOnTheDeviceWithOneDownload) {
   absl::StatusOr<LayerPlan> plan = (*client)->PlanLayerFromIds(
       0, 0, {device_ids->data(), static_cast<int64_t>(ids.size()), true}, reinterpret_cast<uintptr_t>(trainer));
   ASSERT_TRUE(plan.ok()) << plan.status();
+  // The rest of the layer's device path: its tables up once, the reroute from them on the device.
+  LayerTables tables;
+  ASSERT_TRUE(tables.Load(*transport, plan->plan, 8, 2).ok());
+  const int64_t n = static_cast<int64_t>(ids.size());
+  std::vector<int32_t> narrow(ids.begin(), ids.end());
+  auto narrow_ids = *transport->plane().NewBuffer(narrow.size() * sizeof(int32_t));
+  auto outputs = *transport->plane().NewBuffer(static_cast<size_t>(n) * (2 * sizeof(int32_t) + sizeof(int64_t)) +
+                                               sizeof(int64_t) + sizeof(kernels::RouteCheck));
+  ASSERT_EQ(cudaMemcpyAsync(narrow_ids->data(), narrow.data(), narrow.size() * sizeof(int32_t), cudaMemcpyHostToDevice,
+                            trainer),
+            cudaSuccess);
+  char* base = static_cast<char*>(outputs->data());
+  RerouteOutputs out{reinterpret_cast<int32_t*>(base), reinterpret_cast<int32_t*>(base + n * 4),
+                     reinterpret_cast<int64_t*>(base + n * 8), reinterpret_cast<int64_t*>(base + n * 8 + 8),
+                     reinterpret_cast<kernels::RouteCheck*>(base + n * 16 + 8)};
+  RerouteWorkspace workspace;
+  ASSERT_TRUE(StartReroute(*transport, tables, static_cast<const int32_t*>(narrow_ids->data()), n, out, workspace,
+                           reinterpret_cast<uintptr_t>(trainer))
+                  .ok());
+  std::vector<int32_t> virtual_id(narrow.size());
+  ASSERT_EQ(cudaMemcpyAsync(virtual_id.data(), out.virtual_expert, virtual_id.size() * sizeof(int32_t),
+                            cudaMemcpyDeviceToHost, trainer),
+            cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(trainer), cudaSuccess);
+  for (size_t i = 0; i < narrow.size(); ++i) ASSERT_EQ(virtual_id[i], narrow[i]) << i;  // one rank: all home
   EXPECT_EQ(transport->plane().copies().downloads, before.downloads + 1);
+  EXPECT_EQ(transport->plane().copies().uploads, before.uploads + 1);
   ids[100] = 8;
   ASSERT_EQ(
       cudaMemcpyAsync(device_ids->data(), ids.data(), ids.size() * sizeof(int64_t), cudaMemcpyHostToDevice, trainer),

@@ -6,6 +6,9 @@
 #include <map>
 #include <random>
 
+#include "taot/client/in_process_transport.h"
+#include "taot/client/layer_tables.h"
+#include "taot/client/plane_reroute.h"
 #include "taot/client/replica_moves.h"
 #include "taot/kernels/reroute.h"
 #include "taot/planner/registry.h"
@@ -146,6 +149,51 @@ TEST(RerouteTest, TheKernelsViewRoutesAsRerouteDoesToTheSlotsThatHoldTheExperts)
       }
     }
   }
+}
+
+// The data path a GPU trainer takes, on host transports: the layer's tables uploaded once, the
+// reroute run on the plane from them; the same destinations as Reroute and the same virtual
+// ids as the kernel on the host-built table.
+TEST(RerouteTest, ThePlanesRerouteFromTheUploadedTablesMatchesTheHostOne) {
+  const auto [o, request, plan] = TaotPlanOn(64, 0.7);
+  const int K = request.slots_per_rank();
+  std::vector<std::unique_ptr<Transport>> transports = ConnectInProcess(o.ranks);
+  for (int s = 0; s < o.ranks; ++s) {
+    Transport& t = *transports[s];
+    const std::vector<int32_t> pairs = PairsOf(request.load, s, static_cast<uint64_t>(s) + 7);
+    const int64_t n = static_cast<int64_t>(pairs.size());
+    LayerTables tables;
+    ASSERT_TRUE(tables.Load(t, plan, o.experts, K).ok());
+    std::vector<int32_t> virtual_id(pairs.size()), dest(pairs.size());
+    std::vector<int64_t> sends(o.ranks), order(pairs.size());
+    kernels::RouteCheck check;
+    RerouteWorkspace workspace;
+    const DataPlane::Copies before = t.plane().copies();
+    ASSERT_TRUE(StartReroute(t, tables, pairs.data(), n,
+                             {virtual_id.data(), dest.data(), sends.data(), order.data(), &check}, workspace)
+                    .ok());
+    EXPECT_EQ(t.plane().copies().uploads, before.uploads);  // the tables were uploaded by Load
+    ASSERT_EQ(check.first_bad_pair, n);
+    const RerouteTable host = *RerouteTable::For(plan, o.ranks, o.experts, s, K);
+    std::vector<int32_t> want_dest(pairs.size()), want_virtual(pairs.size());
+    std::vector<int64_t> want_sends(o.ranks), want_order(pairs.size());
+    ASSERT_TRUE(Reroute(host, pairs, want_dest, want_sends).ok());
+    EXPECT_EQ(dest, want_dest) << "source " << s;
+    EXPECT_EQ(sends, want_sends);
+    const kernels::RouteTable view = host.view();
+    std::vector<char> scratch(kernels::RerouteWorkspaceBytes(n, view));
+    kernels::RerouteCpu(pairs.data(), n, view, want_virtual.data(), want_dest.data(), want_sends.data(),
+                        want_order.data(), scratch.data(), &check);
+    EXPECT_EQ(virtual_id, want_virtual);
+    EXPECT_EQ(order, want_order);
+  }
+  Transport& t = *transports[0];
+  LayerTables none;
+  RerouteWorkspace workspace;
+  EXPECT_EQ(StartReroute(t, none, nullptr, 0, {}, workspace).code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(none.Load(t, plan, o.experts, K).ok());
+  int32_t id = 0;
+  EXPECT_EQ(StartReroute(t, none, &id, 1, {}, workspace).message(), "outputs.virtual_expert: must not be null");
 }
 
 TEST(RerouteTest, ATableRefusesAPlanThatOverfillsTheSlotsOrAssignsWithoutAReplica) {

@@ -129,13 +129,15 @@ TEST_P(TransportTest, TensorsReachTheirSlotsAndBf16GradientsComeHomeInGuestOrder
     weights.home.tensor[1].base = h1->data();
     weights.slots.tensor[0].base = s0->data();
     weights.slots.tensor[1].base = s1->data();
-    weights.slot_count = kSlots;
 
     MoveWorkspace workspace;
+    LayerTables tables;
+    const DataPlane::Copies before = t.plane().copies();
     for (int round = 0; round < 2; ++round) {
+      ASSERT_TRUE(tables.Load(t, plan, kExperts, kSlots).ok());
       MovedBytes moved;
       absl::StatusOr<std::unique_ptr<PendingExchange>> pending =
-          StartTensorMoves(t, plan, kExperts, weights, workspace, std::nullopt, &moved);
+          StartTensorMoves(t, tables, weights, workspace, std::nullopt, &moved);
       ASSERT_TRUE(pending.ok()) << pending.status();
       ASSERT_TRUE((*pending)->Wait(absl::Seconds(10)).ok());
       const std::vector<int> mine = GuestSlots(plan, me);
@@ -150,8 +152,9 @@ TEST_P(TransportTest, TensorsReachTheirSlotsAndBf16GradientsComeHomeInGuestOrder
         EXPECT_EQ(Unlay(slot1, got1, s), want1) << "rank " << me << " slot " << s;
       }
     }
-    // One table upload per call; the second call reuses the first one's memory.
-    EXPECT_EQ(workspace.uploads(), 2);
+    // One upload per plan loaded, nothing else; the second round reuses the first one's memory.
+    EXPECT_EQ(t.plane().copies().uploads, before.uploads + 2);
+    EXPECT_EQ(t.plane().copies().downloads, before.downloads);
     EXPECT_EQ(workspace.grows(), 1);
 
     // Gradients: slot tensor 0 is bf16 [3 rows, slots, 5] (strided), tensor 1 bf16 contiguous
@@ -188,8 +191,7 @@ TEST_P(TransportTest, TensorsReachTheirSlotsAndBf16GradientsComeHomeInGuestOrder
     grads.slots.tensor[1].base = gs1->data();
     grads.home.tensor[0].base = gh0->data();
     grads.home.tensor[1].base = gh1->data();
-    grads.slot_count = kSlots;
-    absl::StatusOr<std::unique_ptr<PendingExchange>> pending = StartGradientReturn(t, plan, kExperts, grads, workspace);
+    absl::StatusOr<std::unique_ptr<PendingExchange>> pending = StartGradientReturn(t, tables, grads, workspace);
     ASSERT_TRUE(pending.ok()) << pending.status();
     ASSERT_TRUE((*pending)->Wait(absl::Seconds(10)).ok());
     const std::vector<uint8_t> got0 = ReadBytes(*gh0, SpanBytes(ghome0, per_rank));

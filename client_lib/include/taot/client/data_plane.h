@@ -40,9 +40,9 @@ class DataPlane {
   // A buffer of `bytes` in the plane's memory.
   virtual absl::StatusOr<std::unique_ptr<TransportBuffer>> NewBuffer(size_t bytes) = 0;
 
-  // Copies `values` (host memory) into `dst` (the plane's memory), in order with the plane's
-  // work: the one host-to-device copy of a layer's tables (pinned and asynchronous on a device).
-  virtual absl::Status Upload(std::span<const int32_t> values, int32_t* dst) = 0;
+  // Copies `bytes` from `host` into `dst` (the plane's memory), in order with the plane's work:
+  // the one host-to-device copy of a layer's tables (pinned and asynchronous on a device).
+  virtual absl::Status Upload(const void* host, size_t bytes, void* dst) = 0;
 
   // kernels/expert_weights.h and kernels/accumulate.h on the plane; `experts` in plane memory
   // (from Upload).
@@ -69,6 +69,13 @@ class DataPlane {
     int64_t downloads = 0;
   };
   virtual Copies copies() const = 0;
+
+  // kernels/reroute.h's Reroute on the plane: its workspace's size, and the launch (every
+  // pointer and the table's arrays in plane memory).
+  virtual size_t RerouteWorkspaceBytes(int64_t n, const kernels::RouteTable& table) const = 0;
+  virtual absl::Status Reroute(const int32_t* expert_ids, int64_t n, const kernels::RouteTable& table,
+                               int32_t* virtual_expert, int32_t* dest_rank, int64_t* send_counts, int64_t* order,
+                               void* workspace, size_t workspace_bytes, kernels::RouteCheck* check) = 0;
 
   // The trainer's `stream` (a cudaStream_t as an integer) waits for all the work enqueued here so
   // far: the guest GEMM after the weights arrive, the optimizer after the gradients are added.

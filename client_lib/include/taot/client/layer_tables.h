@@ -1,0 +1,72 @@
+// Everything a rank's data plane reads for one layer under a plan, built on the host once per
+// plan and copied to the transport's memory with one upload: the reroute tables
+// (kernels/route_table.h), the list of home experts this rank sends and the list of slots it
+// fills (replica_moves.h numbers them). The tensor exchanges (tensor_exchange.h) and the reroute
+// on the plane (plane_reroute.h) read them there.
+//
+// Kept between layers: the memory grows to the largest plan seen and is then reused, so a
+// steady state allocates nothing and the kernels read fixed addresses. Loading the next plan is
+// ordered after the work already enqueued on the plane (a stream on NCCL), so a layer's moves may
+// still be in flight when the next layer's tables load.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "taot/client/replica_moves.h"
+#include "taot/client/transport.h"
+#include "taot/kernels/route_table.h"
+#include "taot/planner/plan.h"
+
+namespace taot::client {
+
+class LayerTables {
+ public:
+  // Growing frees memory earlier work may still read: it first waits for the plane, at most `wait`.
+  explicit LayerTables(absl::Duration wait = absl::Seconds(60)) : wait_(wait) {}
+
+  // Builds this rank's tables under `plan` (E = experts, K = slots per rank) and uploads them to
+  // `transport`'s plane. Errors name the field (an assignment without its replica, more replicas
+  // on a rank than K, a shape that is not E = R x E/R) and change nothing, unless the upload
+  // itself fails after the memory grew (then no plan is loaded).
+  absl::Status Load(Transport& transport, const Plan& plan, int experts, int slots);
+
+  // The loaded plan's shape and this rank's share of it (host memory).
+  int rank() const { return rank_; }
+  int ranks() const { return ranks_; }
+  int experts() const { return experts_; }
+  int slots() const { return slots_; }
+  const std::vector<ReplicaTransfer>& transfers() const { return transfers_; }
+  // Local indices (expert - rank x E/R) of the distinct home experts this rank sends, by expert;
+  // and the slot of every replica it receives, in transfer order.
+  const std::vector<int32_t>& sent() const { return sent_; }
+  const std::vector<int32_t>& received() const { return received_; }
+  // Whether a plan is loaded (an error after the memory grew leaves none).
+  bool loaded() const { return loaded_; }
+
+  // The same in the plane's memory.
+  kernels::RouteTable route() const { return route_; }
+  const int32_t* sent_on_plane() const { return sent_on_plane_; }
+  const int32_t* received_on_plane() const { return received_on_plane_; }
+
+  // The transport whose plane holds the tables (null before the first Load).
+  const Transport* transport() const { return transport_; }
+
+ private:
+  const absl::Duration wait_;
+  const Transport* transport_ = nullptr;
+  std::unique_ptr<TransportBuffer> buffer_;
+  size_t buffer_bytes_ = 0;
+  bool loaded_ = false;
+  int rank_ = 0, ranks_ = 0, experts_ = 0, slots_ = 0;
+  std::vector<ReplicaTransfer> transfers_;
+  std::vector<int32_t> sent_, received_;
+  kernels::RouteTable route_;
+  const int32_t* sent_on_plane_ = nullptr;
+  const int32_t* received_on_plane_ = nullptr;
+};
+
+}  // namespace taot::client

@@ -1,0 +1,48 @@
+#include "taot/client/plane_reroute.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace taot::client {
+
+absl::Status StartReroute(Transport& transport, const LayerTables& tables, const int32_t* expert_ids, int64_t pairs,
+                          const RerouteOutputs& outputs, RerouteWorkspace& workspace,
+                          std::optional<uintptr_t> trainer_stream) {
+  if (!tables.loaded() || tables.transport() != &transport) {
+    return absl::FailedPreconditionError("tables: no plan is loaded on this transport");
+  }
+  if (pairs < 0) return absl::InvalidArgumentError(absl::StrCat("pairs: must be >= 0, got ", pairs));
+  if (pairs > 0 && expert_ids == nullptr) return absl::InvalidArgumentError("expert_ids: must not be null");
+  for (auto [field, p] : {std::pair<const char*, const void*>{"outputs.virtual_expert", outputs.virtual_expert},
+                          {"outputs.dest_rank", outputs.dest_rank},
+                          {"outputs.send_counts", outputs.send_counts},
+                          {"outputs.order", outputs.order},
+                          {"outputs.check", outputs.check}}) {
+    if (p == nullptr) return absl::InvalidArgumentError(absl::StrCat(field, ": must not be null"));
+  }
+  DataPlane& plane = transport.plane();
+  const kernels::RouteTable route = tables.route();
+  const size_t bytes = plane.RerouteWorkspaceBytes(pairs, route);
+  if (bytes > workspace.bytes_ || workspace.buffer_ == nullptr) {
+    if (absl::Status s = plane.Finish(workspace.wait_); !s.ok()) return s;
+    workspace.buffer_.reset();
+    workspace.bytes_ = 0;
+    absl::StatusOr<std::unique_ptr<TransportBuffer>> buffer = plane.NewBuffer(bytes);
+    if (!buffer.ok()) return buffer.status();
+    workspace.buffer_ = *std::move(buffer);
+    workspace.bytes_ = bytes;
+    ++workspace.grows_;
+  }
+  if (trainer_stream.has_value()) {
+    if (absl::Status s = plane.AwaitStream(*trainer_stream); !s.ok()) return s;
+  }
+  if (absl::Status s =
+          plane.Reroute(expert_ids, pairs, route, outputs.virtual_expert, outputs.dest_rank, outputs.send_counts,
+                        outputs.order, workspace.buffer_->data(), workspace.bytes_, outputs.check);
+      !s.ok()) {
+    return s;
+  }
+  if (trainer_stream.has_value()) return plane.HoldStream(*trainer_stream);
+  return absl::OkStatus();
+}
+
+}  // namespace taot::client
