@@ -18,6 +18,7 @@
 #include "taot/client/replica_moves.h"
 #include "taot/client/reroute.h"
 #include "taot/client/tensor_exchange.h"
+#include "taot/planner/plan_hash.h"
 #if TAOT_WITH_NCCL
 #include "taot/client/nccl_transport.h"
 #endif
@@ -295,6 +296,23 @@ PYBIND11_MODULE(taot, m) {
           "memory on NCCL, host memory on Gloo): pairs ids, int64 when wide else int32. Counted on the transport's "
           "side stream after the work on stream (the trainer's CUDA stream as an integer), gathered there and "
           "copied to the host once.")
+      .def(
+          "placement",
+          [](PyClient& c, int64_t step, int layer, double wait_s) -> std::optional<LayerPlan> {
+            const absl::Duration wait = Seconds(wait_s, "wait_s");
+            py::gil_scoped_release release;
+            std::optional<taot::Plan> placement = Unwrap(c.client->Placement(step, layer, wait));
+            if (!placement.has_value()) return std::nullopt;
+            LayerPlan out;
+            out.plan = *std::move(placement);
+            out.identity = {0, taot::PlanHash(out.plan), taot::Provenance::kPushedReplicas,
+                            "the placement, ahead of the layer"};
+            return out;
+          },
+          py::arg("step"), py::arg("layer"), py::arg("wait_s") = 0.0,
+          "Predictive mode: the daemon's placement for (step, layer) once every rank has it (else None), as a plan "
+          "of replicas only: pass it to start_tensor_moves right after the optimizer step to move the layer's "
+          "weights ahead of it; plan_layer at (step, layer) then splits over the same replicas. A collective.")
       .def(
           "move_weights",
           [](PyClient& c, const LayerPlan& plan, const std::vector<uintptr_t>& home,

@@ -22,6 +22,7 @@
 #include "taot/client/replica_moves.h"
 #include "taot/client/reroute.h"
 #include "taot/client/tensor_exchange.h"
+#include "taot/planner/plan_hash.h"
 #if TAOT_WITH_NCCL
 #include "taot/client/nccl_transport.h"
 #endif
@@ -387,6 +388,25 @@ taot_status taot_client_plan_layer_from_ids(taot_client* client, int64_t step, i
         client->client->PlanLayerFromIds(step, layer, {ids, static_cast<int64_t>(pairs), wide != 0}, Stream(stream));
     if (!plan.ok()) return plan.status();
     *out = new taot_plan{*std::move(plan)};
+    return absl::OkStatus();
+  });
+}
+
+taot_status taot_client_placement(taot_client* client, int64_t step, int32_t layer, double wait_s, taot_plan** out) {
+  return Call([&]() -> absl::Status {
+    if (client == nullptr) return Null("client");
+    if (out == nullptr) return Null("out");
+    absl::StatusOr<absl::Duration> wait = Timeout("wait_s", wait_s);
+    if (!wait.ok()) return wait.status();
+    absl::StatusOr<std::optional<taot::Plan>> placement = client->client->Placement(step, layer, *wait);
+    if (!placement.ok()) return placement.status();
+    *out = nullptr;
+    if (!placement->has_value()) return absl::OkStatus();
+    taot::client::LayerPlan plan;
+    plan.plan = **std::move(placement);
+    plan.identity = {0, taot::PlanHash(plan.plan), taot::Provenance::kPushedReplicas,
+                     "the placement, ahead of the layer"};
+    *out = new taot_plan{std::move(plan)};
     return absl::OkStatus();
   });
 }

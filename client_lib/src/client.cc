@@ -148,6 +148,26 @@ class Client::Impl {
     return PlanLayerFrom(step, layer, source);
   }
 
+  absl::StatusOr<std::optional<Plan>> Placement(int64_t step, int layer, absl::Duration wait) {
+    if (options_.mode != Mode::kPredictive) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("placement: only predictive mode gets placements; this "
+                       "client's mode is ",
+                       std::string(ModeName(options_.mode))));
+    }
+    if (absl::Status s = CheckLayer(step, layer); !s.ok()) return s;
+    std::optional<std::vector<Replica>> replicas = link_->Prefetched(step, layer, wait);
+    Plan placement;
+    if (replicas.has_value()) placement.replicas = *std::move(replicas);
+    const int64_t mine[2] = {replicas.has_value() ? 1 : 0, static_cast<int64_t>(PlanHash(placement))};
+    std::vector<int64_t> all(2 * static_cast<size_t>(transport_.size()));
+    if (absl::Status s = transport_.AllGather(mine, all, options_.collective_timeout); !s.ok()) return s;
+    for (size_t r = 0; r < all.size(); r += 2) {
+      if (all[r] == 0 || all[r + 1] != mine[1]) return std::nullopt;
+    }
+    return placement;
+  }
+
   ClientStats stats() const {
     std::lock_guard<std::mutex> lock(mu_);
     return stats_;
@@ -409,6 +429,10 @@ absl::StatusOr<LayerPlan> Client::PlanLayer(int64_t step, int layer, std::span<c
 absl::StatusOr<LayerPlan> Client::PlanLayerFromIds(int64_t step, int layer, const RouterIds& ids,
                                                    std::optional<uintptr_t> trainer_stream) {
   return impl_->PlanLayerFromIds(step, layer, ids, trainer_stream);
+}
+
+absl::StatusOr<std::optional<Plan>> Client::Placement(int64_t step, int layer, absl::Duration wait) {
+  return impl_->Placement(step, layer, wait);
 }
 
 ClientStats Client::stats() const { return impl_->stats(); }

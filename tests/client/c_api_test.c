@@ -157,6 +157,9 @@ static void* rank_main(void* arg) {
                                           TAOT_NO_STREAM, &pending, NULL, NULL) == TAOT_INVALID_ARGUMENT);
   CHECK(strstr(taot_last_error(), "gradients.slots.tensor[0]: holds 256 bytes per expert, must be 2 x the 64") != NULL);
   CHECK(taot_pending_wait(NULL, 1) == TAOT_INVALID_ARGUMENT);
+  taot_plan* ahead = NULL;
+  CHECK(taot_client_placement(client, 0, 0, 0, &ahead) == TAOT_FAILED_PRECONDITION && ahead == NULL);
+  CHECK(strstr(taot_last_error(), "placement: only predictive mode gets placements") != NULL);
   char id[128];
   const taot_status nccl = taot_nccl_unique_id(id);
   CHECK(nccl == TAOT_OK || nccl == TAOT_UNAVAILABLE);

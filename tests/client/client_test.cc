@@ -391,6 +391,42 @@ TEST(ClientTest, PredictiveModeSplitsOverThePushedPlacements) {
       });
 }
 
+// Prefetch: after a step, the next step's placement is there on every rank before the layer,
+// and the layer's plan splits over exactly its replicas (so weights moved ahead are the ones
+// the layer uses).
+TEST(ClientTest, ThePlacementIsKnownAheadOfTheLayerAndTheLayerUsesIt) {
+  const auto daemon = StartDaemon(0, /*predictive=*/true);
+  const PlanRequest request = Case();
+  OnRanks(
+      [&](int) {
+        ClientOptions o = Options(Mode::kPredictive, daemon->address());
+        o.placement_wait = absl::Seconds(5);
+        return o;
+      },
+      [&](int r, Client& client) {
+        absl::StatusOr<std::optional<Plan>> early = client.Placement(0, 0);
+        ASSERT_TRUE(early.ok()) << early.status();
+        EXPECT_FALSE(early->has_value());  // nothing was reported yet
+        ASSERT_TRUE(client.PlanLayer(0, 0, request.load.row(r)).ok());
+        absl::StatusOr<std::optional<Plan>> ahead = client.Placement(1, 0, absl::Seconds(5));
+        ASSERT_TRUE(ahead.ok()) << ahead.status();
+        ASSERT_TRUE(ahead->has_value());
+        EXPECT_FALSE((*ahead)->replicas.empty());
+        EXPECT_TRUE((*ahead)->assignments.empty());
+        absl::StatusOr<LayerPlan> plan = client.PlanLayer(1, 0, request.load.row(r));
+        ASSERT_TRUE(plan.ok()) << plan.status();
+        EXPECT_EQ(Source(*plan), "placement");
+        std::vector<Replica> used = plan->plan.replicas, placed = (*ahead)->replicas;
+        std::sort(used.begin(), used.end());
+        std::sort(placed.begin(), placed.end());
+        EXPECT_EQ(used, placed);
+      });
+  OnRanks([](int) { return Options(Mode::kLocal, ""); },
+          [&](int, Client& client) {
+            EXPECT_EQ(client.Placement(1, 0).status().code(), absl::StatusCode::kFailedPrecondition);
+          });
+}
+
 TEST(ClientTest, BadOptionsAndRowsAreRefusedByName) {
   OnRanks([](int) { return Options(Mode::kLocal, ""); },
           [&](int, Client& client) {

@@ -103,6 +103,16 @@ def close(a, b, what, step, rank):
         raise AssertionError(f"rank {rank} step {step}: {what} differ by up to {diff:.3g}")
 
 
+def start_tensor_moves(client, plan, home, mine):
+    """The tensor form: the home experts as one [E/R, P] tensor, the slots strided as the columns
+    of a [P, K] one, so that each slot's floats lie K apart. Both must live until the wait."""
+    home_stack = torch.stack([home[e].detach() for e in mine])
+    slot_store = torch.zeros(P, K)
+    pending, sent, received = client.start_tensor_moves(
+        plan, [(home_stack.data_ptr(), P * 4, 1, P * 4, 0)], [(slot_store.data_ptr(), 4, P, 4, K * 4)])
+    return {"pending": pending, "slots": slot_store, "homes": home_stack, "bytes": (sent, received)}
+
+
 def worker(rank, args):
     sys.path.insert(0, os.path.join(args.build, "client_lib", "python"))
     import taot
@@ -135,6 +145,8 @@ def worker(rank, args):
                          placement_wait_s=2.0, **secure)
     slots = [torch.zeros(P) for _ in range(K)]
     moved = 0
+    prefetched = None  # predictive mode, tensor form: the next step's weights already on their way
+    prefetches_used = 0
     sources = []
     for step in range(STEPS):
         if args.kill_daemon_at == step and rank == 0:
@@ -159,15 +171,15 @@ def worker(rank, args):
         home_ptrs = [taot_home[e].data_ptr() for e in mine]
         slot_ptrs = [s.data_ptr() for s in slots]
         if args.tensor_form:
-            # The tensor form: the home experts as one [E/R, P] tensor, the slots strided as the
-            # columns of a [P, K] one, so that each slot's floats lie K apart.
-            home_stack = torch.stack([taot_home[e].detach() for e in mine])
-            slot_store = torch.zeros(P, K)
-            pending, sent, received = client.start_tensor_moves(
-                plan, [(home_stack.data_ptr(), P * 4, 1, P * 4, 0)], [(slot_store.data_ptr(), 4, P, 4, K * 4)])
-            pending.wait(60)
-            moved += sent + received
-            slots = [slot_store[:, k].clone() for k in range(K)]
+            if prefetched is not None and sorted(prefetched["placement"].replicas) == sorted(plan.replicas):
+                # Moved ahead of the layer, right after the last optimizer step: only wait here.
+                moves = prefetched
+                prefetches_used += 1
+            else:
+                moves = start_tensor_moves(client, plan, taot_home, mine)
+            moves["pending"].wait(60)
+            moved += sum(moves["bytes"])
+            slots = [moves["slots"][:, k].clone() for k in range(K)]
         elif args.mode == "predictive":
             # The asynchronous form: start the moves, do other work, then wait before using slots.
             pending = client.start_weight_moves(plan, home_ptrs, slot_ptrs, P * 4)
@@ -219,6 +231,11 @@ def worker(rank, args):
                     p.grad = None
         for e in mine:
             close(taot_home[e], base_home[e], f"expert {e} weights after SGD", step, rank)
+        prefetched = None
+        if args.tensor_form and args.mode == "predictive" and step + 1 < STEPS:
+            placement = client.placement(step + 1, 0, wait_s=5.0)
+            if placement is not None:
+                prefetched = dict(start_tensor_moves(client, placement, taot_home, mine), placement=placement)
 
     total = torch.tensor([moved], dtype=torch.int64)
     dist.all_reduce(total)
@@ -226,7 +243,10 @@ def worker(rank, args):
         raise AssertionError("no replica weights moved: the skew should have made taot replicate")
     stats = client.stats()
     if rank == 0:
-        print(f"mode {args.mode}: sources {sources}, bytes moved {total.item()}, stats {stats}", flush=True)
+        print(f"mode {args.mode}: sources {sources}, bytes moved {total.item()}, stats {stats}"
+              + (f", layers on prefetched weights {prefetches_used}" if args.tensor_form else ""), flush=True)
+    if args.tensor_form and args.mode == "predictive" and prefetches_used == 0:
+        raise AssertionError(f"rank {rank}: no layer used weights moved ahead of it: {sources}")
     if args.secure and args.mode == "remote" and "daemon" not in sources:
         raise AssertionError(f"rank {rank}: no plan came from the daemon over TLS with the token: {sources}")
     if args.kill_daemon_at is not None:

@@ -139,6 +139,16 @@ class Client {
   absl::StatusOr<LayerPlan> PlanLayerFromIds(int64_t step, int layer, const RouterIds& ids,
                                              std::optional<uintptr_t> trainer_stream = std::nullopt);
 
+  // Predictive mode: the daemon's placement for (step, layer), the replicas the layer's plan
+  // will split over, as a plan of replicas only, once every rank has it (waiting at most `wait`
+  // for it here). Its weights can then move ahead of the layer: load it in a LayerTables and
+  // start the tensor moves on the side stream right after the optimizer step, so that the layer
+  // only waits on an event. PlanLayer at (step, layer) returns a plan over the same replicas
+  // unless they no longer fit the layer's counts (then the layer moves its own). A collective
+  // (every rank calls it for the same (step, layer)s in the same order): every rank gets the
+  // placement, or every rank gets none. Other modes: FAILED_PRECONDITION.
+  absl::StatusOr<std::optional<Plan>> Placement(int64_t step, int layer, absl::Duration wait = absl::ZeroDuration());
+
   ClientStats stats() const;
   Transport& transport() { return *transport_; }
   const ClientOptions& options() const { return options_; }

@@ -142,6 +142,11 @@ typedef enum taot_grad_type { TAOT_GRAD_FLOAT32 = 0, TAOT_GRAD_BFLOAT16 = 1 } ta
 taot_status taot_client_plan_layer_from_ids(taot_client* client, int64_t step, int32_t layer, const void* ids,
                                             size_t pairs, int wide, uintptr_t stream, taot_plan** out);
 
+/* Predictive mode: the daemon's placement for (step, layer) once every rank has it (waiting at
+ * most wait_s), as a plan of replicas only, to start its tensor moves ahead of the layer; *out is
+ * NULL when some rank has none yet. A collective. FAILED_PRECONDITION in other modes. */
+taot_status taot_client_placement(taot_client* client, int64_t step, int32_t layer, double wait_s, taot_plan** out);
+
 /* Moves started and not yet waited for. */
 typedef struct taot_pending taot_pending;
 
