@@ -328,9 +328,17 @@ absl::Status Overhead(const Context& ctx) {
                 "and models each, so it costs a multiple of taot.");
 }
 
+// Predictive mode's prefetches: their move time per step and the share of it hidden behind the
+// forward pass of earlier layers ("" where nothing is prefetched).
+std::vector<std::string> PrefetchCells(const SimResult& r) {
+  if (r.prefetch_ms <= 0) return {"", ""};
+  return {Num(r.prefetch_ms), Num(100.0 * (1.0 - r.prefetch_exposed_ms / r.prefetch_ms))};
+}
+
 absl::Status Modes(const Context& ctx) {
   std::vector<std::string> header = {"ep", "mode"};
   header.insert(header.end(), kStepColumns.begin(), kStepColumns.end());
+  header.insert(header.end(), {"prefetch_ms", "prefetch_hidden_pct"});
   Csv csv(header);
   const std::vector<int> eps = ctx.Pick<std::vector<int>>({16, 32, 64}, {16});
   const std::vector<PlanningMode> modes = {PlanningMode::kRemote, PlanningMode::kPredictive, PlanningMode::kLocal};
@@ -344,6 +352,7 @@ absl::Status Modes(const Context& ctx) {
     const SimResult& base = none->front().second;
     std::vector<std::string> row = {absl::StrCat(ep), "none"};
     for (std::string& cell : StepCells(base, base)) row.push_back(std::move(cell));
+    for (std::string& cell : PrefetchCells(base)) row.push_back(std::move(cell));
     csv.Add(std::move(row));
     for (PlanningMode mode : modes) {
       sc.mode = mode;
@@ -352,6 +361,7 @@ absl::Status Modes(const Context& ctx) {
       if (!r.ok()) return r.status();
       row = {absl::StrCat(ep), PlanningModeName(mode)};
       for (std::string& cell : StepCells(r->front().second, base)) row.push_back(std::move(cell));
+      for (std::string& cell : PrefetchCells(r->front().second)) row.push_back(std::move(cell));
       csv.Add(std::move(row));
     }
   }
@@ -359,8 +369,10 @@ absl::Status Modes(const Context& ctx) {
                 "taot planning in each mode on a temporally correlated workload (popularity drifts from step to "
                 "step, with bursts). remote: the planner plus a gRPC round trip on the critical path of every layer. "
                 "local: the planner in-process on every rank. predictive: replicas placed from the previous step's "
-                "loads and prefetched off the critical path (their transfers counted, never stalling); at the layer "
-                "only the split over those replicas runs, so the balance is what the prediction allows.");
+                "loads and their weights prefetched: a layer's moves start after the optimizer step and hide behind "
+                "the forward pass of the layers before it; what they outlast stalls the layer (prefetch_ms: the "
+                "moves' time per step, prefetch_hidden_pct: the share hidden). At the layer only the split over "
+                "those replicas runs, so the balance is what the prediction allows.");
 }
 
 // A frontier scenario: a name and how it changes the base.

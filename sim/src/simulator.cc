@@ -31,6 +31,7 @@ double DenseForwardUs(const Scenario& sc, const LoadMatrix& load) {
 // Everything one plan adds to the totals.
 struct Totals {
   double step_us = 0, forward_us = 0, stall_us = 0;
+  double prefetch_us = 0, prefetch_exposed_us = 0;
   double before = 0, after = 0, weighted = 0, intra = 0, inter = 0;
   double chosen = 0;
   int chosen_count = 0;
@@ -62,7 +63,8 @@ class Run {
         shape_(w.shape()),
         planner_(planner),
         problem_(std::move(problem)),
-        predicted_(static_cast<size_t>(shape_.layers)) {}
+        predicted_(static_cast<size_t>(shape_.layers)),
+        prefetch_us_(static_cast<size_t>(shape_.layers), 0.0) {}
 
   absl::StatusOr<SimResult> Go();
 
@@ -73,6 +75,7 @@ class Run {
   struct LayerState {
     std::vector<Replica> resident;
     std::optional<double> chosen_target;
+    double first_forward_us = 0;  // the first microbatch's forward, dense part included
   };
   absl::Status Microbatch(int step, int layer, int mb, LayerState& layer_state, Totals* totals);
   absl::Status Predict(int step, int layer);
@@ -83,6 +86,7 @@ class Run {
   Planner& planner_;
   const std::shared_ptr<const Problem> problem_;  // every microbatch's request shares it
   std::vector<std::vector<Replica>> predicted_;   // per layer, for the next step
+  std::vector<double> prefetch_us_;               // per layer: moving the new replicas of predicted_
   double prefetch_intra_ = 0, prefetch_inter_ = 0;
 };
 
@@ -116,7 +120,9 @@ absl::Status Run::Microbatch(int step, int layer, int mb, LayerState& state, Tot
   if (plan.chosen_target_pct) state.chosen_target = plan.chosen_target_pct;
   if (totals == nullptr) return absl::OkStatus();
   const LayerTime t = ModelLayerTime(sc_.cluster, sc_.model, request, plan, mb == shape_.microbatches - 1);
-  totals->Add(scored.score, t, DenseForwardUs(sc_, request.load), plan);
+  const double dense_us = DenseForwardUs(sc_, request.load);
+  if (mb == 0) state.first_forward_us = t.forward_us() + dense_us;
+  totals->Add(scored.score, t, dense_us, plan);
   totals->plan_us.push_back(scored.score.plan_time_us);
   return absl::OkStatus();
 }
@@ -141,6 +147,13 @@ absl::Status Run::Predict(int step, int layer) {
     prefetch_intra_ += scored->score.intra_node_transfers;
     prefetch_inter_ += scored->score.inter_node_transfers;
   }
+  // The weights that move for the next step: replicas the last placement did not have.
+  std::vector<Replica> moving;
+  const std::vector<Replica>& before = predicted_[layer];
+  for (const Replica& r : scored->plan.replicas) {
+    if (std::find(before.begin(), before.end(), r) == before.end()) moving.push_back(r);
+  }
+  prefetch_us_[layer] = WeightMovesUs(sc_.cluster, sc_.model, request, moving);
   predicted_[layer] = scored->plan.replicas;
   return absl::OkStatus();
 }
@@ -150,7 +163,19 @@ absl::StatusOr<SimResult> Run::Go() {
   Totals totals;
   for (int step = 0; step < shape_.steps; ++step) {
     Totals* measure = step >= first_measured ? &totals : nullptr;
+    // Predictive mode: each layer's prefetch starts after the last optimizer step and has the
+    // forward pass of the layers before it to hide in (each simulated layer standing for
+    // moe_layers / layers of the model's).
+    double before_us = 0;
     for (int layer = 0; layer < shape_.layers; ++layer) {
+      if (sc_.mode == PlanningMode::kPredictive && measure != nullptr) {
+        const double window_us = before_us * sc_.model.moe_layers / shape_.layers;
+        const double exposed_us = std::max(0.0, prefetch_us_[layer] - window_us);
+        measure->prefetch_us += prefetch_us_[layer];
+        measure->prefetch_exposed_us += exposed_us;
+        measure->step_us += exposed_us;
+        measure->stall_us += exposed_us;
+      }
       LayerState state;
       for (int mb = 0; mb < shape_.microbatches; ++mb) {
         if (absl::Status s = Microbatch(step, layer, mb, state, measure); !s.ok()) {
@@ -158,6 +183,7 @@ absl::StatusOr<SimResult> Run::Go() {
                               absl::StrCat("step ", step, ", layer ", layer, ", microbatch ", mb, ": ", s.message()));
         }
       }
+      before_us += state.first_forward_us;
       if (sc_.mode == PlanningMode::kPredictive) {
         if (absl::Status s = Predict(step, layer); !s.ok()) return s;
       }
@@ -182,6 +208,8 @@ absl::StatusOr<SimResult> Run::Go() {
   r.plan_transfers_intra = totals.intra * per_plan;
   r.plan_transfers_inter = totals.inter * per_plan;
   if (totals.chosen_count > 0) r.chosen_target_pct = totals.chosen / totals.chosen_count;
+  r.prefetch_ms = totals.prefetch_us * per_step / 1e3;
+  r.prefetch_exposed_ms = totals.prefetch_exposed_us * per_step / 1e3;
   return r;
 }
 

@@ -34,6 +34,7 @@ STEP_COLUMNS = ["step_time_ms", "speedup", "imbalance_after_pct", "transfers_int
                 "plan_ms", "imbalance_before_pct"]
 for name in ("imbalance", "scale", "slots", "modes"):
     EXPERIMENTS[name] = EXPERIMENTS[name] + STEP_COLUMNS
+EXPERIMENTS["modes"] += ["prefetch_ms", "prefetch_hidden_pct"]
 
 
 def run(*args, check=True):
@@ -69,13 +70,26 @@ class QuickReport(unittest.TestCase):
                 for key in header:
                     value = row[key]
                     if key in ("planner", "mode", "scenario", "target") or key.startswith("paper_") or \
-                            (key == "chosen_target_pct" and row["target"] != "auto"):
+                            (key == "chosen_target_pct" and row["target"] != "auto") or \
+                            (key.startswith("prefetch_") and row["mode"] != "predictive"):
                         continue
                     self.assertTrue(math.isfinite(float(value)), f"{name}: {key}={value!r}")
             key = "mode" if name == "modes" else ("target" if name == "frontier" else "planner")
             labels = {row[key] for row in rows}
             want = {"modes": {"none", "remote", "predictive", "local"}, "frontier": {"auto"}}.get(name, {"taot"})
             self.assertTrue(want <= labels, f"{name}: {labels}")
+
+    def test_only_predictive_mode_prefetches_and_hides_part_of_it(self):
+        for row in self.rows("modes"):
+            if row["mode"] != "predictive":
+                self.assertEqual((row["prefetch_ms"], row["prefetch_hidden_pct"]), ("", ""), row)
+                continue
+            self.assertGreater(float(row["prefetch_ms"]), 0, row)
+            hidden = float(row["prefetch_hidden_pct"])
+            self.assertTrue(0 <= hidden <= 100, row)
+            # What is not hidden stalls the layer: it is inside stall_ms.
+            exposed = float(row["prefetch_ms"]) * (1 - hidden / 100)
+            self.assertLessEqual(exposed, float(row["stall_ms"]) + 1e-3, row)
 
     def test_speedup_is_against_none_at_the_same_point(self):
         for row in self.rows("scale"):

@@ -22,6 +22,11 @@ struct Links {
   double nvl_bytes_per_us, ib_bytes_per_us, nvl_latency_us, ib_latency_us;
 };
 
+Links LinksOf(const ClusterSpec& cluster) {
+  return {BytesPerUs(cluster.nvlink_gbps), BytesPerUs(cluster.ib_gbps_per_gpu()), cluster.nvlink_latency_us,
+          cluster.ib_latency_us};
+}
+
 // x^k for a small whole k, without libm's general pow (this runs for every source and node).
 double IntPow(double x, int k) {
   double result = 1;
@@ -236,8 +241,7 @@ LayerTime LayerTimeModel::Evaluate(const Plan& plan, bool return_gradients) cons
   const ClusterSpec& cluster = cluster_;
   const ModelSpec& model = model_;
   const PlanRequest& request = request_;
-  const Links links{BytesPerUs(cluster.nvlink_gbps), BytesPerUs(cluster.ib_gbps_per_gpu()), cluster.nvlink_latency_us,
-                    cluster.ib_latency_us};
+  const Links links = LinksOf(cluster);
   const LinkBytes dispatch = DispatchBytes(request, model, PlannedCopies(request, plan, home_copies_));
   const std::vector<double> arrival = WeightArrivalUs(request, plan, model, dispatch, links);
   const RankCompute compute = ComputeUs(cluster, model, request, expert_totals_, plan);
@@ -266,6 +270,18 @@ LayerTime LayerTimeModel::Evaluate(const Plan& plan, bool return_gradients) cons
 LayerTime ModelLayerTime(const ClusterSpec& cluster, const ModelSpec& model, const PlanRequest& request,
                          const Plan& plan, bool return_gradients) {
   return LayerTimeModel(cluster, model, request).Evaluate(plan, return_gradients);
+}
+
+double WeightMovesUs(const ClusterSpec& cluster, const ModelSpec& model, const PlanRequest& request,
+                     const std::vector<Replica>& replicas) {
+  if (replicas.empty()) return 0;
+  const Links links = LinksOf(cluster);
+  LinkBytes weights(request.ranks());
+  for (const Replica& r : replicas) {
+    AddWeights(request.topology(), static_cast<double>(model.expert_bytes()), request.home_of(r.expert), r.rank,
+               weights);
+  }
+  return AllToAllUs(weights, links);
 }
 
 }  // namespace taot

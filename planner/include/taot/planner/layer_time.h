@@ -63,4 +63,9 @@ class LayerTimeModel {
 LayerTime ModelLayerTime(const ClusterSpec& cluster, const ModelSpec& model, const PlanRequest& request,
                          const Plan& plan, bool return_gradients);
 
+// Time to move `replicas`' weights from their homes (`request`'s topology: NVLink inside a node,
+// InfiniBand across) with nothing else on the links: what a prefetch ahead of the layer takes.
+double WeightMovesUs(const ClusterSpec& cluster, const ModelSpec& model, const PlanRequest& request,
+                     const std::vector<Replica>& replicas);
+
 }  // namespace taot

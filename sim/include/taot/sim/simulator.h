@@ -31,6 +31,12 @@ struct SimResult {
   double plan_transfers_inter = 0;
   // Mean target the planner chose for itself (taot with target_imbalance_pct=auto), or -1.
   double chosen_target_pct = -1;
+  // Predictive mode, per step: the time the placements' weight moves take, and the part of it
+  // that the forward pass of the layers before each one does not hide (counted in step_ms and
+  // stall_ms). A prefetch starts after the optimizer step (the weights are final only then) and
+  // must be done when its layer starts.
+  double prefetch_ms = 0;
+  double prefetch_exposed_ms = 0;
 };
 
 // The workload's ranks must equal scenario.ranks. Planner errors (an invalid plan) stop the
