@@ -14,6 +14,7 @@
 #include "taot/client/client.h"
 #include "taot/client/gloo_transport.h"
 #include "taot/client/layer_tables.h"
+#include "taot/client/plane_reroute.h"
 #include "taot/client/replica_exchange.h"
 #include "taot/client/replica_moves.h"
 #include "taot/client/reroute.h"
@@ -64,6 +65,7 @@ struct PyClient {
   // The last plan's tables, loaded once for its moves and its gradients.
   std::unique_ptr<LayerTables> tables = std::make_unique<LayerTables>();
   std::optional<Plan> tables_plan;
+  std::unique_ptr<RerouteWorkspace> reroute = std::make_unique<RerouteWorkspace>();
 
   const LayerTables& TablesFor(const Plan& plan) {
     if (!tables_plan.has_value() || *tables_plan != plan || !tables->loaded()) {
@@ -313,6 +315,27 @@ PYBIND11_MODULE(taot, m) {
           "Predictive mode: the daemon's placement for (step, layer) once every rank has it (else None), as a plan "
           "of replicas only: pass it to start_tensor_moves right after the optimizer step to move the layer's "
           "weights ahead of it; plan_layer at (step, layer) then splits over the same replicas. A collective.")
+      .def(
+          "reroute_on_plane",
+          [](PyClient& c, const LayerPlan& plan, uintptr_t ids, int64_t pairs, uintptr_t virtual_expert,
+             uintptr_t dest_rank, uintptr_t send_counts, uintptr_t order, uintptr_t check,
+             std::optional<uintptr_t> stream) {
+            const RerouteOutputs outputs{reinterpret_cast<int32_t*>(virtual_expert),
+                                         reinterpret_cast<int32_t*>(dest_rank), reinterpret_cast<int64_t*>(send_counts),
+                                         reinterpret_cast<int64_t*>(order),
+                                         reinterpret_cast<taot::kernels::RouteCheck*>(check)};
+            py::gil_scoped_release release;
+            const LayerTables& tables = c.TablesFor(plan.plan);
+            Check(StartReroute(c.client->transport(), tables, reinterpret_cast<const int32_t*>(ids), pairs, outputs,
+                               *c.reroute, stream));
+          },
+          py::arg("plan"), py::arg("ids"), py::arg("pairs"), py::arg("virtual_expert"), py::arg("dest_rank"),
+          py::arg("send_counts"), py::arg("order"), py::arg("check"), py::arg("stream") = py::none(),
+          "The reroute where the ids lie (plane_reroute.h), every argument an address (tensor.data_ptr()) in the "
+          "transport's memory: pairs int32 ids in; per pair its virtual expert id and rank (int32), per rank the "
+          "pairs sent (int64), the stable send order (int64 per pair), and check: 16 bytes, int64 first bad pair "
+          "(pairs when none) then int32 first short expert (E when none). On NCCL it runs on the side stream after "
+          "the work on stream, which then waits for it.")
       .def(
           "move_weights",
           [](PyClient& c, const LayerPlan& plan, const std::vector<uintptr_t>& home,

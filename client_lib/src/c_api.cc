@@ -18,6 +18,7 @@
 #include "taot/client/client.h"
 #include "taot/client/gloo_transport.h"
 #include "taot/client/layer_tables.h"
+#include "taot/client/plane_reroute.h"
 #include "taot/client/replica_exchange.h"
 #include "taot/client/replica_moves.h"
 #include "taot/client/reroute.h"
@@ -38,6 +39,7 @@ struct taot_client {
   // The last plan's tables, loaded once for its moves and its gradients.
   std::unique_ptr<taot::client::LayerTables> tables;
   std::optional<taot::Plan> tables_plan;
+  std::unique_ptr<taot::client::RerouteWorkspace> reroute;
 };
 struct taot_pending {
   std::unique_ptr<taot::client::PendingExchange> pending;
@@ -279,9 +281,12 @@ taot_status taot_client_create(const taot_client_options* options, taot_transpor
     absl::StatusOr<std::unique_ptr<taot::client::Client>> c = taot::client::Client::Create(o, transport->transport);
     if (!c.ok()) return c.status();
     const absl::Duration wait = o.collective_timeout;
-    *out = new taot_client{*std::move(c), std::make_unique<taot::client::MoveWorkspace>(wait),
+    *out = new taot_client{*std::move(c),
                            std::make_unique<taot::client::MoveWorkspace>(wait),
-                           std::make_unique<taot::client::LayerTables>(wait), std::nullopt};
+                           std::make_unique<taot::client::MoveWorkspace>(wait),
+                           std::make_unique<taot::client::LayerTables>(wait),
+                           std::nullopt,
+                           std::make_unique<taot::client::RerouteWorkspace>(wait)};
     return absl::OkStatus();
   });
 }
@@ -408,6 +413,29 @@ taot_status taot_client_placement(taot_client* client, int64_t step, int32_t lay
                      "the placement, ahead of the layer"};
     *out = new taot_plan{std::move(plan)};
     return absl::OkStatus();
+  });
+}
+
+static_assert(sizeof(taot_route_check) == sizeof(taot::kernels::RouteCheck) &&
+              offsetof(taot_route_check, first_short_expert) ==
+                  offsetof(taot::kernels::RouteCheck, first_short_expert));
+
+taot_status taot_client_reroute_on_plane(taot_client* client, const taot_plan* plan, const int32_t* expert_ids,
+                                         size_t pairs, int32_t* virtual_expert, int32_t* dest_rank,
+                                         int64_t* send_counts, int64_t* order, taot_route_check* check,
+                                         uintptr_t stream) {
+  return Call([&]() -> absl::Status {
+    if (client == nullptr) return Null("client");
+    if (plan == nullptr) return Null("plan");
+    if (pairs > static_cast<size_t>(std::numeric_limits<int64_t>::max())) {
+      return absl::InvalidArgumentError(absl::StrCat("pairs: must fit an int64_t, got ", pairs));
+    }
+    absl::StatusOr<const taot::client::LayerTables*> tables = TablesFor(*client, plan->plan.plan);
+    if (!tables.ok()) return tables.status();
+    const taot::client::RerouteOutputs outputs{virtual_expert, dest_rank, send_counts, order,
+                                               reinterpret_cast<taot::kernels::RouteCheck*>(check)};
+    return taot::client::StartReroute(client->client->transport(), **tables, expert_ids, static_cast<int64_t>(pairs),
+                                      outputs, *client->reroute, Stream(stream));
   });
 }
 

@@ -102,6 +102,18 @@ static void* rank_main(void* arg) {
   int64_t send_counts[2];
   CHECK(taot_reroute(plan, 2, EXPERTS, rank, ids, pairs, dest, send_counts) == TAOT_OK);
   CHECK(send_counts[0] + send_counts[1] == (int64_t)pairs);
+  /* The same on the transport's plane (host memory on Gloo), with virtual ids and the send order. */
+  int32_t plane_dest[EXPERTS * 6], virtual_ids[EXPERTS * 6];
+  int64_t plane_counts[2], order[EXPERTS * 6];
+  taot_route_check route_check;
+  CHECK(taot_client_reroute_on_plane(client, plan, ids, pairs, virtual_ids, plane_dest, plane_counts, order,
+                                     &route_check, TAOT_NO_STREAM) == TAOT_OK);
+  CHECK(route_check.first_bad_pair == (int64_t)pairs && route_check.first_short_expert == EXPERTS);
+  CHECK(plane_counts[0] == send_counts[0] && plane_counts[1] == send_counts[1]);
+  for (size_t i = 0; i < pairs; ++i) CHECK(plane_dest[i] == dest[i]);
+  CHECK(taot_client_reroute_on_plane(client, plan, ids, pairs, NULL, plane_dest, plane_counts, order, &route_check,
+                                     TAOT_NO_STREAM) == TAOT_INVALID_ARGUMENT);
+  CHECK(strstr(taot_last_error(), "outputs.virtual_expert: must not be null") != NULL);
 
   /* Gradients: home ones 1, the guest's slot 5; expert 0's home ends with 6. */
   static float grads[2][4][FLOATS], slot_grads[2][2][FLOATS];

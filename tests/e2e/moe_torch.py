@@ -17,8 +17,9 @@ Forward outputs differ only where the GEMM's blocking changes with the row count
 Usage: moe_torch.py BUILD_DIR MODE [--kill-daemon-at STEP] [--secure] [--tensor-form]; MODE is
 local, remote, predictive. --secure: the daemon requires mutual TLS and a job token, and the
 clients bring both. --tensor-form: the plan comes from the router's ids (plan_layer_from_ids),
-and weights and gradients move in the tensor form (start_tensor_moves, start_gradient_return)
-from stacked home experts into strided slots.
+pairs are rerouted from the plan's tables (reroute_on_plane), and weights and gradients move in
+the tensor form (start_tensor_moves, start_gradient_return) from stacked home experts into
+strided slots; in predictive mode the weights move ahead of the layer (placement).
 """
 import argparse
 import os
@@ -113,6 +114,22 @@ def start_tensor_moves(client, plan, home, mine):
     return {"pending": pending, "slots": slot_store, "homes": home_stack, "bytes": (sent, received)}
 
 
+def reroute_on_plane(client, plan, ex):
+    """Each pair's rank from the plan's tables on the transport's plane (host memory here)."""
+    ids = ex.to(torch.int32).contiguous()
+    n = ids.numel()
+    virtual, dest = torch.empty(n, dtype=torch.int32), torch.empty(n, dtype=torch.int32)
+    sends, order = torch.empty(R, dtype=torch.int64), torch.empty(n, dtype=torch.int64)
+    check = torch.empty(2, dtype=torch.int64)
+    client.reroute_on_plane(plan, ids.data_ptr(), n, virtual.data_ptr(), dest.data_ptr(), sends.data_ptr(),
+                            order.data_ptr(), check.data_ptr())
+    if check[0].item() != n:
+        raise AssertionError(f"reroute_on_plane: pair {check[0].item()} has an expert id out of range")
+    if not torch.equal(dest, virtual // (E // R + K)):
+        raise AssertionError("reroute_on_plane: a pair's rank is not its virtual expert's")
+    return dest.to(torch.int64)
+
+
 def worker(rank, args):
     sys.path.insert(0, os.path.join(args.build, "client_lib", "python"))
     import taot
@@ -194,6 +211,8 @@ def worker(rank, args):
             s.grad = torch.zeros(P)
 
         def dest_of(ex):
+            if args.tensor_form:
+                return reroute_on_plane(client, plan, ex)
             d, _ = taot.reroute(plan, R, E, rank, ex.numpy().astype(np.int32))
             return torch.from_numpy(d).to(torch.int64)
 

@@ -147,6 +147,22 @@ taot_status taot_client_plan_layer_from_ids(taot_client* client, int64_t step, i
  * NULL when some rank has none yet. A collective. FAILED_PRECONDITION in other modes. */
 taot_status taot_client_placement(taot_client* client, int64_t step, int32_t layer, double wait_s, taot_plan** out);
 
+/* Every pair's virtual expert id and rank, the pairs sent to each rank (send_counts: R entries)
+ * and the stable send order (order[p] is the p-th pair of the send buffer), from `pairs` int32
+ * expert ids, under the plan's tables (taot/client/plane_reroute.h), every pointer in the
+ * transport's memory (device memory on NCCL). On NCCL it runs on the side stream after the work
+ * on `stream`, which then waits for it. `check` receives the kernel's verdict on the ids (a
+ * kernels::RouteCheck: the first pair whose id is outside [0, E) or pairs, then the first expert
+ * the plan gives more pairs than were routed or E), read like the outputs. */
+typedef struct taot_route_check {
+  int64_t first_bad_pair;
+  int32_t first_short_expert;
+} taot_route_check;
+taot_status taot_client_reroute_on_plane(taot_client* client, const taot_plan* plan, const int32_t* expert_ids,
+                                         size_t pairs, int32_t* virtual_expert, int32_t* dest_rank,
+                                         int64_t* send_counts, int64_t* order, taot_route_check* check,
+                                         uintptr_t stream);
+
 /* Moves started and not yet waited for. */
 typedef struct taot_pending taot_pending;
 
