@@ -120,5 +120,71 @@ TEST(AccumulateManyCudaTest, MatchesTheCpuReferenceForFp32AndBf16Sources) {
   }
 }
 
+// The weight and gradient kernels of a layer, captured once in a CUDA graph and replayed on new
+// data at the same addresses (docs/integration.md, "CUDA graphs"): each replay gives the CPU
+// references' bytes.
+TEST(ExpertWeightsCudaTest, ACapturedGraphOfPackUnpackAndAddReplaysOnNewData) {
+  if (!HaveDevice()) GTEST_SKIP() << "no CUDA device";
+  constexpr int32_t kExperts = 6, kListed = 3;
+  constexpr int64_t kBytes = 4096;  // per expert
+  const std::vector<int32_t> listed = {5, 0, 3};
+  int32_t* d_listed = ToDevice(listed);
+  uint8_t* d_home = ToDevice(std::vector<uint8_t>(kExperts * kBytes));
+  uint8_t* d_packed = ToDevice(std::vector<uint8_t>(kListed * kBytes));
+  uint8_t* d_slots = ToDevice(std::vector<uint8_t>(kListed * kBytes));
+  float* d_grad = ToDevice(std::vector<float>(kBytes / 4));
+  ExpertTensors home, slots;
+  home.count = slots.count = 1;
+  home.tensor[0] = {d_home, kBytes, 1, kBytes, 0};
+  slots.tensor[0] = {d_slots, kBytes, 1, kBytes, 0};
+  const std::vector<int32_t> in_order = {0, 1, 2};
+  int32_t* d_in_order = ToDevice(in_order);
+  GradSources sources;
+  sources.type = GradType::kBfloat16;
+  for (int32_t i = 0; i < kListed; ++i) sources.source[sources.count++] = d_packed + i * kBytes;
+
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  cudaGraph_t graph;
+  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  ASSERT_EQ(PackExpertsCuda(home, d_listed, kListed, d_packed, stream), cudaSuccess);
+  ASSERT_EQ(UnpackExpertsCuda(slots, d_in_order, kListed, d_packed, stream), cudaSuccess);
+  // Every listed expert's first 2 KiB as bf16 gradients, added into one fp32 gradient.
+  ASSERT_EQ(AccumulateManyCuda(d_grad, sources, kBytes / 4, stream), cudaSuccess);
+  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  cudaGraphExec_t exec;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  for (uint32_t seed : {1u, 2u}) {
+    const std::vector<uint8_t> weights = Random<uint8_t>(kExperts * kBytes, seed);
+    // Finite bf16 values: random bits with the exponent kept small.
+    std::vector<uint8_t> finite = weights;
+    for (size_t i = 1; i < finite.size(); i += 2) finite[i] = static_cast<uint8_t>(0x3C | (finite[i] & 0x81));
+    const std::vector<float> grad = std::vector<float>(kBytes / 4, 0.5f);
+    ASSERT_EQ(cudaMemcpyAsync(d_home, finite.data(), finite.size(), cudaMemcpyHostToDevice, stream), cudaSuccess);
+    ASSERT_EQ(cudaMemcpyAsync(d_grad, grad.data(), grad.size() * 4, cudaMemcpyHostToDevice, stream), cudaSuccess);
+    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+
+    ExpertTensors host_home = home, host_slots = slots;
+    std::vector<uint8_t> host_weights = finite, packed(kListed * kBytes), unpacked(kListed * kBytes);
+    host_home.tensor[0].base = host_weights.data();
+    host_slots.tensor[0].base = unpacked.data();
+    ASSERT_TRUE(PackExpertsCpu(host_home, listed.data(), kListed, packed.data()));
+    ASSERT_TRUE(UnpackExpertsCpu(host_slots, in_order.data(), kListed, packed.data()));
+    GradSources host_sources = sources;
+    for (int32_t i = 0; i < kListed; ++i) host_sources.source[i] = packed.data() + i * kBytes;
+    std::vector<float> want = grad;
+    ASSERT_TRUE(AccumulateManyCpu(want.data(), host_sources, want.size()));
+    EXPECT_EQ(ToHost(d_packed, packed.size()), packed) << "seed " << seed;
+    EXPECT_EQ(ToHost(d_slots, unpacked.size()), unpacked) << "seed " << seed;
+    const std::vector<float> got = ToHost(d_grad, want.size());
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * 4), 0) << "seed " << seed;
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+  for (void* p : std::initializer_list<void*>{d_listed, d_home, d_packed, d_slots, d_grad, d_in_order}) cudaFree(p);
+}
+
 }  // namespace
 }  // namespace taot::kernels
