@@ -89,7 +89,12 @@ class StagedExchange final : public PendingExchange {
   bool* in_flight_;
 };
 
+// Far above any expert (a 1T-parameter model's expert is a few GiB), far below int64 overflow
+// when multiplied by the experts of a layer.
+constexpr int64_t kMaxExpertBytes = int64_t{1} << 40;
+
 absl::Status CheckTensors(const std::string& field, const kernels::ExpertTensors& t) {
+  int64_t bytes = 0;
   if (t.count < 1 || t.count > kernels::kMaxTensors) {
     return absl::InvalidArgumentError(
         absl::StrCat(field, ".count: must be in [1, ", kernels::kMaxTensors, "], got ", t.count));
@@ -102,6 +107,15 @@ absl::Status CheckTensors(const std::string& field, const kernels::ExpertTensors
     if (x.chunk_bytes < 1) {
       return absl::InvalidArgumentError(absl::StrCat(at, ".chunk_bytes: must be >= 1, got ", x.chunk_bytes));
     }
+    if (x.chunk_bytes > kMaxExpertBytes / x.chunks) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          at, ": chunks x chunk_bytes must be at most 2^40 bytes per expert, got ", x.chunks, " x ", x.chunk_bytes));
+    }
+    bytes += x.chunks * x.chunk_bytes;
+  }
+  if (bytes > kMaxExpertBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": its tensors must hold at most 2^40 bytes per expert together, got ", bytes));
   }
   return absl::OkStatus();
 }

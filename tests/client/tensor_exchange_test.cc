@@ -66,6 +66,11 @@ TEST(TensorExchangeTest, BadLayoutsAreRefusedByNameAndNothingMoves) {
                 .find("weights.slots.tensor[0]: holds 8 bytes per expert, the home tensor 16"),
             std::string::npos);
   bad = good;
+  bad.home.tensor[0].chunks = int64_t{1} << 40;  // x 16 bytes: past 2^40, and past int64 later
+  EXPECT_NE(Refusal(StartTensorMoves(guest, tables, bad, w))
+                .find("weights.home.tensor[0]: chunks x chunk_bytes must be at most 2^40 bytes per expert"),
+            std::string::npos);
+  bad = good;
   bad.slots.count = 2;
   bad.slots.tensor[1] = bad.slots.tensor[0];
   EXPECT_NE(Refusal(StartTensorMoves(guest, tables, bad, w)).find("weights.slots.count: must equal"),
