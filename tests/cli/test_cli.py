@@ -70,6 +70,9 @@ class CliTest(unittest.TestCase):
         out = self.path("plan.json")
         r = run("plan", "--input", self.case, "--output", out)
         self.assertEqual(r.returncode, 0, r.stderr)
+        # One line says what was written, and where.
+        self.assertEqual(len(r.stdout.splitlines()), 1, r.stdout)
+        self.assertTrue(r.stdout.startswith(f"wrote the PLAN to {out}: taot, "), r.stdout)
         plan = json.loads(read(out))
         self.assertEqual(plan["planner"], "taot")
         for key in ("imbalance_before_pct", "imbalance_after_pct", "intra_node_transfers",
@@ -80,10 +83,18 @@ class CliTest(unittest.TestCase):
         self.assertTrue(plan["replicas"])
         self.assertEqual(set(plan["assignments"][0]), {"source", "expert", "rank", "tokens"})
         # The plan scores the same through `taot score` (the shared validator and evaluator).
-        s = run("score", "--input", self.case, "--plan", out)
+        s = run("score", "--input", self.case, "--plan", out, "--json")
         self.assertEqual(s.returncode, 0, s.stderr)
         rescored = json.loads(s.stdout)["stats"]
         self.assertEqual(rescored["weighted_cost"], plan["stats"]["weighted_cost"])
+        # By default the scorecard as a table; the whole plan only when asked.
+        table = run("score", "--input", self.case, "--plan", out)
+        self.assertEqual(table.returncode, 0, table.stderr)
+        self.assertIn("w.cost", table.stdout.splitlines()[0])
+        self.assertNotIn("assignments", table.stdout)
+        whole = run("score", "--input", self.case, "--plan", out, "--print-plan")
+        self.assertEqual(json.loads(whole.stdout)["replicas"], plan["replicas"])
+        self.assertNotEqual(run("score", "--input", self.case, "--plan", out, "--print-plan", "--json").returncode, 0)
 
     def test_every_planner_and_the_target_flag(self):
         names = [l.split()[0] for l in run("planners").stdout.splitlines() if not l.startswith(" ")]
@@ -238,12 +249,15 @@ class CliTest(unittest.TestCase):
 
     def test_a_comparison_only_plan_scores_only_with_the_slot_limit_lifted(self):
         case = self.path("gen16.json")
-        self.assertEqual(run("gen", "--ranks", "16", "--experts", "128", "--seed", "3", "--output", case).returncode, 0)
+        g = run("gen", "--ranks", "16", "--experts", "128", "--seed", "3", "--output", case)
+        self.assertEqual(g.returncode, 0, g.stderr)
+        self.assertTrue(g.stdout.startswith(f"wrote the CASE to {case}: 16 ranks (8 per node), 128 experts, K 2, "),
+                        g.stdout)
         out = self.path("eplb_plan.json")
         r = run("plan", "-i", case, "--planner", "eplb", "--output", out)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assert_fails(run("score", "-i", case, "--plan", out), "holds more than slots_per_rank")
-        s = run("score", "-i", case, "--plan", out, "--lift-slot-limit")
+        s = run("score", "-i", case, "--plan", out, "--lift-slot-limit", "--json")
         self.assertEqual(s.returncode, 0, s.stderr)
         self.assertEqual(json.loads(s.stdout)["stats"]["weighted_cost"],
                          json.loads(read(out))["stats"]["weighted_cost"])

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "compare_table.h"
 #include "taot/planner/case_json.h"
@@ -29,8 +30,11 @@ namespace {
 
 // Writes through a temporary file and a rename, so an existing file is never left half
 // written.
+// Whether an --output names a file (not standard output).
+bool ToFile(const std::string& path) { return !path.empty() && path != "-"; }
+
 absl::Status WriteAll(const std::string& path, const std::string& text) {
-  if (path.empty() || path == "-") {
+  if (!ToFile(path)) {
     std::cout << text;
     return absl::OkStatus();
   }
@@ -95,7 +99,15 @@ absl::Status RunPlan(const PlanArgs& a) {
   if (!request.ok()) return request.status();
   absl::StatusOr<ScoredPlan> result = PlanWith(a.planner, *params, *request);
   if (!result.ok()) return result.status();
-  return WriteAll(a.output, PlanToJson(a.planner, result->plan, result->score));
+  if (absl::Status s = WriteAll(a.output, PlanToJson(a.planner, result->plan, result->score)); !s.ok()) return s;
+  if (ToFile(a.output)) {
+    const Scorecard& c = result->score;
+    std::cout << absl::StrFormat(
+        "wrote the PLAN to %s: %s, %d replicas, imbalance %.1f%% -> %.1f%% (target %g%%, %s), weighted cost %g\n",
+        a.output, a.planner, result->plan.replicas.size(), c.imbalance_before_pct, c.imbalance_after_pct,
+        c.target_imbalance_pct, c.target_met ? "met" : "not met", c.weighted_cost);
+  }
+  return absl::OkStatus();
 }
 
 struct CompareArgs {
@@ -126,6 +138,8 @@ absl::Status RunCompare(const CompareArgs& a) {
 struct ScoreArgs {
   std::string input, plan;
   bool lift_slot_limit = false;
+  bool json = false;
+  bool print_plan = false;
 };
 
 absl::Status RunScore(const ScoreArgs& a) {
@@ -140,7 +154,13 @@ absl::Status RunScore(const ScoreArgs& a) {
     return absl::InvalidArgumentError(absl::StrCat(a.plan, ": ", s.message()));
   }
   Canonicalize(*plan);
-  std::cout << PlanToJson("external", *plan, Score(*request, *plan, 0));
+  const Scorecard score = Score(*request, *plan, 0);
+  if (a.print_plan) {
+    std::cout << PlanToJson("external", *plan, score);
+  } else {
+    const std::vector<CompareRow> row = {{a.plan, score}};
+    std::cout << (a.json ? FormatCompareJsonLines(row) : FormatCompareTable(row));
+  }
   return absl::OkStatus();
 }
 
@@ -154,7 +174,15 @@ absl::Status RunGen(GenArgs a) {
   a.options.imbalance = a.imbalance;
   absl::StatusOr<sim::GeneratedCase> g = sim::GenerateCase(a.options);
   if (!g.ok()) return g.status();
-  return WriteAll(a.output, CaseToJson(g->request, sim::CaseMetaJson(a.options, *g)));
+  if (absl::Status s = WriteAll(a.output, CaseToJson(g->request, sim::CaseMetaJson(a.options, *g))); !s.ok()) {
+    return s;
+  }
+  if (ToFile(a.output)) {
+    std::cout << absl::StrFormat("wrote the CASE to %s: %d ranks (%d per node), %d experts, K %d, imbalance %.1f%%\n",
+                                 a.output, a.options.ranks, a.options.ranks_per_node, a.options.experts,
+                                 g->request.slots_per_rank(), g->imbalance_pct);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status RunPlanners() {
@@ -254,6 +282,9 @@ int Main(int argc, char** argv) {
   score_cmd->add_option("--plan", score.plan, "PLAN file")->required();
   score_cmd->add_flag("--lift-slot-limit", score.lift_slot_limit,
                       "Accept more than K replicas on a rank (a comparison-only planner's plan, e.g. eplb's)");
+  score_cmd->add_flag("--json", score.json, "The scorecard as one JSON line ({\"planner\": PLAN, \"stats\": {...}})");
+  score_cmd->add_flag("--print-plan", score.print_plan, "Print the whole PLAN, canonicalised, with its stats")
+      ->excludes("--json");
   score_cmd->callback([&] { status = RunScore(score); });
 
   GenArgs gen;
