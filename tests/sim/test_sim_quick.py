@@ -151,6 +151,15 @@ class BadInput(unittest.TestCase):
         self.expect_error(["simulate", "--model", "gpt"], "--model", "qwen3-30b-a3b")
         self.expect_error(["simulate", "--planners", "magic", "--layers", "1", "--steps", "1"], "magic")
 
+    def test_run_writes_into_the_current_folder_by_default(self):
+        # Never into the source tree's docs/results: a folder of its own where it runs.
+        with tempfile.TemporaryDirectory() as tmp:
+            r = subprocess.run([SIM, "run", "overhead", "--quick", "--no-progress"], cwd=tmp, capture_output=True,
+                               text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("wrote taot-sim-results/overhead.{csv,json,png}", r.stdout)
+            self.assertTrue(os.path.exists(os.path.join(tmp, "taot-sim-results", "overhead.csv")))
+
     def test_scenario_files(self):
         with tempfile.TemporaryDirectory() as tmp:
             cases = [({"cluster": {"preset": "h800", "nvlink_gbps": -1}}, "cluster.nvlink_gbps"),

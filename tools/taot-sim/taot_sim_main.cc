@@ -198,9 +198,12 @@ int Main(int argc, char** argv) {
   options.report_dir = TAOT_SIM_REPORT_DIR;
   std::string experiment;
   bool no_progress = false;
-  auto common = [&](CLI::App& cmd) {
+  // `run` writes into the current folder unless told otherwise; `report` regenerates the
+  // repository's own pages, so its default is where they live.
+  std::string run_out = "taot-sim-results", report_out = "docs/results";
+  auto common = [&](CLI::App& cmd, std::string& out) {
     AddScenarioOptions(cmd, run_scenario);
-    cmd.add_option("--out", options.out_dir, "Folder for the CSV, JSON and PNG files")->capture_default_str();
+    cmd.add_option("--out", out, "Folder for the CSV, JSON and PNG files")->capture_default_str();
     cmd.add_flag("--quick", options.quick, "Small sweeps (a CI smoke test), not the published figures");
     cmd.add_flag("--no-progress", no_progress, "No progress on stderr");
     cmd.add_option("--python", options.python, "Python with matplotlib")->capture_default_str();
@@ -218,8 +221,9 @@ int Main(int argc, char** argv) {
   CLI::App* run_cmd = app.add_subcommand("run", "Run one experiment: write DIR/NAME.csv, .json and .png");
   run_cmd->add_option("experiment", experiment, "table1, imbalance, scale, slots, overhead, modes or frontier")
       ->required();
-  common(*run_cmd);
+  common(*run_cmd, run_out);
   run_cmd->callback([&] {
+    options.out_dir = run_out;
     status = prepare();
     if (status.ok()) status = RunExperiment(experiment, options);
     if (status.ok()) std::printf("wrote %s/%s.{csv,json,png}\n", options.out_dir.c_str(), experiment.c_str());
@@ -227,9 +231,10 @@ int Main(int argc, char** argv) {
 
   std::string doc = "docs/results.md";
   CLI::App* report_cmd = app.add_subcommand("report", "Run every experiment and regenerate the report");
-  common(*report_cmd);
+  common(*report_cmd, report_out);
   report_cmd->add_option("--doc", doc, "The report to write")->capture_default_str();
   report_cmd->callback([&] {
+    options.out_dir = report_out;
     status = prepare();
     if (status.ok()) status = RunReport(options, doc);
     if (status.ok()) std::printf("wrote %s (data in %s)\n", doc.c_str(), options.out_dir.c_str());

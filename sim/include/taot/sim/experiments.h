@@ -15,7 +15,7 @@ namespace taot::sim {
 
 struct ExperimentOptions {
   Scenario base = DefaultScenario();
-  std::string out_dir = "docs/results";
+  std::string out_dir = "taot-sim-results";
   // Small sweeps for CI (a few layers, steps and points).
   bool quick = false;
   // Given on the reproduce command line when the base came from a file.
