@@ -24,6 +24,17 @@ TEST(RegistryTest, UnknownPlannerAndBadParametersAreClearErrors) {
   const auto bad_value = PlannerRegistry::BuiltIn().Create("llep", {{"min_tokens_per_gemm", "lots"}});
   EXPECT_NE(bad_value.status().message().find("parameter min_tokens_per_gemm: must be an integer"), std::string::npos);
   EXPECT_TRUE(PlannerRegistry::BuiltIn().Create("taot", {{"target_imbalance_pct", "5"}}).ok());
+  // The hardware model's keys mean something only when it picks the target: say so by name.
+  for (const char* key : {"model", "cluster", "microbatches", "nvlink_gbps"}) {
+    const auto manual = PlannerRegistry::BuiltIn().Create("taot", {{key, "1"}, {"target_imbalance_pct", "5"}});
+    EXPECT_NE(manual.status().message().find(std::string("parameter '") + key +
+                                             "' describes the hardware that "
+                                             "target_imbalance_pct=auto models; it needs target_imbalance_pct=auto"),
+              std::string::npos)
+        << manual.status();
+  }
+  EXPECT_TRUE(
+      PlannerRegistry::BuiltIn().Create("taot", {{"model", "deepseek-v3"}, {"target_imbalance_pct", "auto"}}).ok());
 }
 
 }  // namespace

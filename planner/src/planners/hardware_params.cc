@@ -37,4 +37,14 @@ absl::StatusOr<Hardware> ReadHardware(ParamReader& reader) {
   return hw;
 }
 
+std::optional<std::string> FirstHardwareKey(const PlannerParams& params) {
+  for (const auto& [key, value] : params) {
+    if (key == "cluster" || key == "model" || key == "microbatches") return key;
+    for (const HardwareField& f : HardwareFields()) {
+      if (key == f.key) return key;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace taot::planners

@@ -4,6 +4,9 @@
 // the planner through the same key=value strings as every other parameter.
 #pragma once
 
+#include <optional>
+#include <string>
+
 #include "absl/status/statusor.h"
 #include "planners/params.h"
 #include "taot/planner/cluster_spec.h"
@@ -21,5 +24,9 @@ struct Hardware {
 
 // Defaults: cluster h800, model qwen3-30b-a3b. Errors name the key.
 absl::StatusOr<Hardware> ReadHardware(ParamReader& reader);
+
+// The first of `params`' keys that ReadHardware reads (cluster, model, microbatches, a hardware
+// field), if any: for the error that says such a key needs the hardware model switched on.
+std::optional<std::string> FirstHardwareKey(const PlannerParams& params);
 
 }  // namespace taot::planners

@@ -136,6 +136,10 @@ PlannerOr MakeTaot(const PlannerParams& params) {
     absl::StatusOr<Hardware> read = ReadHardware(reader);
     if (!read.ok()) return read.status();
     hardware = *std::move(read);
+  } else if (const std::optional<std::string> key = FirstHardwareKey(params)) {
+    return absl::InvalidArgumentError(absl::StrCat("planner taot: parameter '", *key,
+                                                   "' describes the hardware that target_imbalance_pct=auto models; "
+                                                   "it needs target_imbalance_pct=auto"));
   }
   if (absl::Status s = reader.Finish(); !s.ok()) return s;
   return std::make_unique<TaotPlanner>(target, std::move(hardware));
