@@ -151,6 +151,21 @@ class BadInput(unittest.TestCase):
         self.expect_error(["simulate", "--model", "gpt"], "--model", "qwen3-30b-a3b")
         self.expect_error(["simulate", "--planners", "magic", "--layers", "1", "--steps", "1"], "magic")
 
+    def test_simulate_always_has_its_baseline_and_fails_before_printing(self):
+        out = run("simulate", "--planners", "taot", "--layers", "2", "--steps", "2").stdout
+        lines = out.splitlines()
+        self.assertIn("each simulated layer stands for 24 of the model's 48 MoE layers", lines[0])
+        for unit in ("step (ms)", "imb before", "intra/step", "stall (ms)", "plan (ms)"):
+            self.assertIn(unit, lines[1])
+        rows = {line.split()[0]: line.split() for line in lines[2:]}
+        self.assertEqual(set(rows), {"taot", "none"})  # the baseline runs though not asked for
+        self.assertEqual(rows["none"][2], "1.000x")
+        self.assertTrue(rows["taot"][2].endswith("x") and float(rows["taot"][2][:-1]) > 1, rows["taot"])
+        bad = run("simulate", "--planners", "taot,magic", "--layers", "1", "--steps", "1", check=False)
+        self.assertNotEqual(bad.returncode, 0)
+        self.assertEqual(bad.stdout, "")  # no header before the error
+        self.assertIn("unknown planner 'magic'", bad.stderr)
+
     def test_run_writes_into_the_current_folder_by_default(self):
         # Never into the source tree's docs/results: a folder of its own where it runs.
         with tempfile.TemporaryDirectory() as tmp:

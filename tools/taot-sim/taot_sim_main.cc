@@ -1,5 +1,6 @@
 // taot-sim: the step-time model of docs/model.md, the experiments of docs/results.md, and
 // replay of a recorded routing trace under any planner.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "taot/planner/case_json.h"
 #include "taot/planner/registry.h"
 #include "taot/sim/experiments.h"
@@ -137,6 +139,7 @@ struct SimulateArgs {
   std::string case_file;
   std::vector<std::string> planners;
   std::vector<std::string> params;
+  bool no_progress = false;
 };
 
 absl::StatusOr<PlannerParams> ParseParams(const std::vector<std::string>& items) {
@@ -164,26 +167,43 @@ absl::Status RunSimulate(const SimulateArgs& a) {
   if (!params.ok()) return params.status();
   std::vector<std::string> names = a.planners;
   if (names.empty()) names = PlannerRegistry::BuiltIn().names();
-  std::printf("%s on %s, EP%d, K=%d, %s planning; %d layers x %d steps x %d microbatches%s\n", sc->model.name.c_str(),
-              sc->cluster_name.c_str(), sc->ranks, sc->slots_per_rank, PlanningModeName(sc->mode), shape.layers,
-              shape.steps, shape.microbatches, sc->trace.empty() ? "" : absl::StrCat(" from ", sc->trace).c_str());
-  std::printf("%-11s %10s %8s %10s %10s %8s %8s %9s %9s\n", "planner", "step ms", "speedup", "imb before", "imb after",
-              "intra", "inter", "stall ms", "plan ms");
-  double none_ms = 0;
-  std::vector<std::pair<std::string, SimResult>> rows;
+  // The speedup column is against no replication: it always runs.
+  if (std::find(names.begin(), names.end(), "none") == names.end()) names.push_back("none");
+  // Every planner is made before anything is printed: a bad name or parameter fails alone.
+  std::vector<std::unique_ptr<Planner>> planners;
   for (const std::string& name : names) {
     absl::StatusOr<std::unique_ptr<Planner>> planner =
         PlannerRegistry::BuiltIn().Create(name, name == "taot" ? *params : PlannerParams{});
     if (!planner.ok()) return planner.status();
-    absl::StatusOr<SimResult> r = Simulate(*sc, **workload, **planner);
-    if (!r.ok()) return absl::Status(r.status().code(), absl::StrCat(name, ": ", r.status().message()));
-    if (name == "none") none_ms = r->step_ms;
-    rows.emplace_back(name, *r);
+    planners.push_back(*std::move(planner));
+  }
+  std::printf(
+      "%s on %s, EP%d, K=%d, %s planning; %d layers x %d steps x %d microbatches%s; each simulated layer "
+      "stands for %g of the model's %d MoE layers\n",
+      sc->model.name.c_str(), sc->cluster_name.c_str(), sc->ranks, sc->slots_per_rank, PlanningModeName(sc->mode),
+      shape.layers, shape.steps, shape.microbatches, sc->trace.empty() ? "" : absl::StrCat(" from ", sc->trace).c_str(),
+      static_cast<double>(sc->model.moe_layers) / shape.layers, sc->model.moe_layers);
+  std::printf("%-15s %10s %8s %10s %10s %10s %10s %10s %10s\n", "planner", "step (ms)", "speedup", "imb before",
+              "imb after", "intra/step", "inter/step", "stall (ms)", "plan (ms)");
+  // Long runs (EP256 deepseek-v3: seconds per planner) say where they are, on stderr.
+  const absl::Time start = absl::Now();
+  double none_ms = 0;
+  std::vector<std::pair<std::string, SimResult>> rows;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const absl::Duration elapsed = absl::Now() - start;
+    if (!a.no_progress && elapsed > absl::Seconds(2)) {
+      std::fprintf(stderr, "[simulate] %zu/%zu %s (%.0f s so far)\n", i + 1, names.size(), names[i].c_str(),
+                   absl::ToDoubleSeconds(elapsed));
+    }
+    absl::StatusOr<SimResult> r = Simulate(*sc, **workload, *planners[i]);
+    if (!r.ok()) return absl::Status(r.status().code(), absl::StrCat(names[i], ": ", r.status().message()));
+    if (names[i] == "none") none_ms = r->step_ms;
+    rows.emplace_back(names[i], *r);
   }
   for (const auto& [name, r] : rows) {
-    std::printf("%-11s %10.2f %8s %9.1f%% %9.1f%% %8.1f %8.1f %9.2f %9.3f\n", name.c_str(), r.step_ms,
-                none_ms > 0 ? absl::StrFormat("%.3fx", none_ms / r.step_ms).c_str() : "-", r.imbalance_before_pct,
-                r.imbalance_after_pct, r.transfers_intra, r.transfers_inter, r.stall_ms, r.plan_ms);
+    std::printf("%-15s %10.2f %8s %9.1f%% %9.1f%% %10.1f %10.1f %10.2f %10.3f\n", name.c_str(), r.step_ms,
+                absl::StrFormat("%.3fx", none_ms / r.step_ms).c_str(), r.imbalance_before_pct, r.imbalance_after_pct,
+                r.transfers_intra, r.transfers_inter, r.stall_ms, r.plan_ms);
   }
   return absl::OkStatus();
 }
@@ -247,6 +267,7 @@ int Main(int argc, char** argv) {
   sim_cmd->add_option("--case", sim.case_file, "One CASE file (taot gen) as every layer's load")->excludes("--trace");
   sim_cmd->add_option("--planners", sim.planners, "Planners to run (default: all)")->delimiter(',');
   sim_cmd->add_option("--param", sim.params, "A taot parameter key=value (repeatable), e.g. target_imbalance_pct=auto");
+  sim_cmd->add_flag("--no-progress", sim.no_progress, "No progress on stderr (shown once a run passes 2 s)");
   sim_cmd->callback([&] { status = RunSimulate(sim); });
 
   ScenarioArgs export_scenario;
