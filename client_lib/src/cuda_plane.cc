@@ -28,7 +28,7 @@ cudaStream_t AsStream(uintptr_t stream) { return reinterpret_cast<cudaStream_t>(
 CudaPlane::~CudaPlane() {
   if (pinned_ != nullptr) cudaFreeHost(pinned_);
   if (pinned_down_ != nullptr) cudaFreeHost(pinned_down_);
-  for (cudaEvent_t e : {uploaded_, side_done_, trainer_done_}) {
+  for (cudaEvent_t e : {uploaded_, side_done_, trainer_done_, finished_}) {
     if (e != nullptr) cudaEventDestroy(e);
   }
 }
@@ -159,12 +159,8 @@ absl::Status CudaPlane::AwaitStream(uintptr_t stream) {
 
 absl::Status CudaPlane::Finish(absl::Duration timeout) {
   if (absl::Status s = Use(); !s.ok()) return s;
-  cudaEvent_t done = nullptr;
-  if (absl::Status s = Cuda(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "event"); !s.ok()) return s;
-  absl::Status s = Cuda(cudaEventRecord(done, stream_), "event record");
-  if (s.ok()) s = AwaitComm(comm_, done, absl::Now() + timeout, "device plane");
-  cudaEventDestroy(done);
-  if (!s.ok()) return s;
+  if (absl::Status s = Record(finished_, stream_); !s.ok()) return s;
+  if (absl::Status s = AwaitComm(comm_, finished_, absl::Now() + timeout, "device plane"); !s.ok()) return s;
   for (const Arrival& a : arrivals_) std::memcpy(a.dst.data(), pinned_down_ + a.offset, a.dst.size_bytes());
   arrivals_.clear();
   pinned_down_used_ = 0;

@@ -70,6 +70,7 @@ class CudaPlane final : public DataPlane {
   Copies copies_;
   cudaEvent_t side_done_ = nullptr;
   cudaEvent_t trainer_done_ = nullptr;
+  cudaEvent_t finished_ = nullptr;  // Finish's, reused: a layer makes no event of its own
 };
 
 }  // namespace taot::client

@@ -245,10 +245,12 @@ absl::StatusOr<std::unique_ptr<PendingExchange>> StartTensorMoves(Transport& tra
   if (absl::Status s = PackOutgoing(plane, trainer_stream, weights.home, tables.sent_on_plane(), sent, send); !s.ok()) {
     return s;
   }
-  // A host plane unpacks in Wait, after the next plan may have been loaded: it keeps its own list.
+  // A host plane unpacks in Wait, after the next plan may have been loaded: it keeps its own list
+  // (an ordered plane unpacks now, from the tables' copy on the plane).
   const kernels::ExpertTensors slots = weights.slots;
   const int32_t* on_plane = tables.received_on_plane();
-  auto unpack = [&plane, slots, on_plane, list = tables.received(), received, recv]() -> absl::Status {
+  std::vector<int32_t> kept = plane.ordered() ? std::vector<int32_t>() : tables.received();
+  auto unpack = [&plane, slots, on_plane, list = std::move(kept), received, recv]() -> absl::Status {
     if (received == 0) return absl::OkStatus();
     return plane.Unpack(slots, plane.ordered() ? on_plane : list.data(), received, recv);
   };
