@@ -4,7 +4,7 @@
 #           plugin interface's C header (include/taot/planner_plugin.h);
 #   tools:  taot, taot-sim and taot-simranks;
 #   client: libtaot_client.so and its C header;
-#   python: the module `taot`, into lib/pythonX.Y/dist-packages (site-packages off Debian), left
+#   python: the package `taot` (the extension and taot.torch), into lib/pythonX.Y/dist-packages (site-packages off Debian), left
 #           out of a plain `cmake --install` because it writes into an interpreter's path.
 include(GNUInstallDirs)
 
@@ -22,4 +22,6 @@ install(TARGETS taot_client_shared LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} C
 install(FILES client_lib/include/taot/client/taot_client.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/taot/client
         COMPONENT client)
 
-install(TARGETS taot_python LIBRARY DESTINATION ${TAOT_PYTHON_SITE_DIR} COMPONENT python EXCLUDE_FROM_ALL)
+install(TARGETS taot_python LIBRARY DESTINATION ${TAOT_PYTHON_SITE_DIR}/taot COMPONENT python EXCLUDE_FROM_ALL)
+list(TRANSFORM TAOT_PYTHON_PACKAGE_FILES PREPEND client_lib/ OUTPUT_VARIABLE python_files)
+install(FILES ${python_files} DESTINATION ${TAOT_PYTHON_SITE_DIR}/taot COMPONENT python EXCLUDE_FROM_ALL)

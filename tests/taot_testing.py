@@ -1,5 +1,6 @@
-"""What the Python tests share: taot-planner on free ports, TLS certificates for it, and a memory
-cap for commands given inputs that once allocated gigabytes."""
+"""What the Python tests share: taot-planner on free ports (and the end-to-end tests' daemon), TLS
+certificates for it, its replica-transfer count, and a memory cap for commands given inputs that
+once allocated gigabytes."""
 import functools
 import os
 import re
@@ -87,3 +88,34 @@ def memory_capped(binary, limit_bytes=2 << 30):
     if _is_sanitized(binary):
         return None
     return lambda: resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+
+
+def e2e_daemon(build, tmp, secure, *, job_id, ranks, experts, slots, expert_bytes):
+    """The PyTorch end-to-end tests' daemon for one job, and the taot.Client keywords that reach
+    it: with `secure`, it requires mutual TLS and a job token (certificates made in `tmp`)."""
+    extra, client = [], {}
+    if secure:
+        token = "e2e-s3cret"
+        make_certs(tmp)
+        with open(f"{tmp}/token", "w") as f:
+            f.write(token)
+        extra = ["--tls-cert", f"{tmp}/server.pem", "--tls-key", f"{tmp}/server.key",
+                 "--tls-client-ca", f"{tmp}/ca.pem", "--token-file", f"{tmp}/token"]
+        client = dict(token=token, tls_ca=f"{tmp}/ca.pem", tls_cert=f"{tmp}/client.pem", tls_key=f"{tmp}/client.key")
+    daemon = Daemon(os.path.join(build, "server", "taot-planner"), "--job-id", job_id, "--world-size", str(ranks),
+                    "--experts", str(experts), "--slots", str(slots), "--expert-bytes", str(expert_bytes),
+                    "--round-timeout-ms", "1000", *extra)
+    return daemon, client
+
+
+def replica_transfers(metrics, wait_s=20):
+    """taot_replica_transfers_total, summed. Local mode's counts reach the daemon off the
+    critical path, so the count may still be rising: wait for it a little."""
+    deadline = time.time() + wait_s
+    while True:
+        with urllib.request.urlopen(f"http://{metrics}/metrics", timeout=10) as r:
+            text = r.read().decode()
+        transfers = sum(float(v) for v in re.findall(r"^taot_replica_transfers_total\{[^}]*\} (\S+)", text, re.M))
+        if transfers > 0 or time.time() > deadline:
+            return transfers
+        time.sleep(0.2)

@@ -1,16 +1,20 @@
-// The Python module `taot`: libtaot_client for trainers in Python. It takes NumPy arrays, and
-// tensors' memory as raw addresses (tensor.data_ptr()), so it never links libtorch. Blocking
-// calls release the GIL. Errors raise ValueError (bad input, nothing changed) or RuntimeError.
+// The extension `taot._taot`, re-exported by the package `taot` (python/taot/__init__.py):
+// libtaot_client for trainers in Python. It takes NumPy arrays, and tensors' memory as raw
+// addresses (tensor.data_ptr()), so it never links libtorch (taot.torch is pure Python over it).
+// Blocking calls release the GIL. Errors raise ValueError (bad input, nothing changed) or
+// RuntimeError.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
 
+#include "gloo/rendezvous/store.h"
 #include "taot/client/client.h"
 #include "taot/client/gloo_transport.h"
 #include "taot/client/layer_tables.h"
@@ -103,6 +107,53 @@ std::unique_ptr<PendingExchange> StartMoves(PyClient& c, const LayerPlan& plan, 
   return Unwrap(StartWeightMoves(c.client->transport(), plan.plan, c.client->options().experts, buffers, moved));
 }
 
+// A Gloo rendezvous store over a Python key-value store with torch.distributed.Store's methods
+// (set, get, wait), every key under `prefix`. Gloo calls it from a thread that released the GIL;
+// a Python error becomes a C++ one (the transport reports it by name) with the GIL still held.
+class PythonStore final : public gloo::rendezvous::Store {
+ public:
+  PythonStore(py::object store, std::string prefix) : store_(std::move(store)), prefix_(std::move(prefix)) {}
+  ~PythonStore() override {
+    py::gil_scoped_acquire gil;
+    store_ = py::object();
+  }
+
+  void set(const std::string& key, const std::vector<char>& data) override {
+    Call([&] { store_.attr("set")(prefix_ + key, py::bytes(data.data(), data.size())); });
+  }
+  std::vector<char> get(const std::string& key) override {
+    std::vector<char> out;
+    Call([&] {
+      const std::string value = store_.attr("get")(prefix_ + key).cast<std::string>();
+      out.assign(value.begin(), value.end());
+    });
+    return out;
+  }
+  void wait(const std::vector<std::string>& keys) override { wait(keys, kDefaultTimeout); }
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
+    Call([&] {
+      py::list prefixed;
+      for (const std::string& k : keys) prefixed.append(prefix_ + k);
+      store_.attr("wait")(prefixed,
+                          py::module_::import("datetime").attr("timedelta")(py::arg("milliseconds") = timeout.count()));
+    });
+  }
+
+ private:
+  template <typename F>
+  void Call(F&& f) {
+    py::gil_scoped_acquire gil;
+    try {
+      f();
+    } catch (py::error_already_set& e) {
+      throw std::runtime_error(std::string("the rendezvous store: ") + e.what());
+    }
+  }
+
+  py::object store_;
+  std::string prefix_;
+};
+
 py::dict Stats(const ClientStats& s) {
   py::dict d;
   d["layers"] = s.layers;
@@ -117,7 +168,7 @@ py::dict Stats(const ClientStats& s) {
 }  // namespace
 }  // namespace taot::client
 
-PYBIND11_MODULE(taot, m) {
+PYBIND11_MODULE(_taot, m) {
   using namespace taot::client;
   m.doc() = "taot: topology-aware expert replication for MoE training (libtaot_client)";
 
@@ -140,6 +191,32 @@ PYBIND11_MODULE(taot, m) {
       py::arg("timeout_s") = 60.0,
       "Connects this rank to the others over TCP (Gloo); the rendezvous goes through `directory`, "
       "which every rank must see.");
+
+  m.def(
+      "connect_store",
+      [](int rank, int size, py::object store, const std::string& prefix, const std::string& hostname,
+         double timeout_s) {
+        for (const char* method : {"set", "get", "wait"}) {
+          if (!py::hasattr(store, method)) {
+            throw py::value_error(std::string("store: must have set, get and wait (a torch.distributed.Store); it "
+                                              "has no ") +
+                                  method);
+          }
+        }
+        GlooOptions o;
+        o.rank = rank;
+        o.size = size;
+        o.hostname = hostname;
+        o.timeout = Seconds(timeout_s, "timeout_s");
+        PythonStore adapter(std::move(store), prefix);
+        py::gil_scoped_release release;
+        return std::shared_ptr<Transport>(Unwrap(ConnectGlooThroughStore(o, adapter)));
+      },
+      py::arg("rank"), py::arg("size"), py::arg("store"), py::arg("prefix"), py::arg("hostname") = "127.0.0.1",
+      py::arg("timeout_s") = 60.0,
+      "connect_gloo with the rendezvous through a key-value store every rank reaches (a torch.distributed.Store, "
+      "e.g. the process group's), every key under `prefix`: a prefix no earlier run used gives a fresh rendezvous "
+      "with no files left behind.");
 
 #if TAOT_WITH_NCCL
   m.def(

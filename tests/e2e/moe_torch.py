@@ -1,4 +1,7 @@
-"""A real MoE layer trained with and without taot, compared step by step (ctest, CPU only).
+"""taot's raw Python API in a real MoE layer, trained with and without taot, compared step by step
+(ctest, CPU only). taot.torch wraps all of this (tests/e2e/taot_torch_moe.py tests it in every
+mode, with the daemon killed and over TLS); this test keeps the calls a trainer with its own
+dispatcher makes, in the buffer form and the tensor form.
 
 4 ranks in 4 processes on two simulated nodes (n0: ranks 0-1, n1: ranks 2-3), a PyTorch gloo
 process group for the trainer's own all-to-alls, 16 experts (E/R = 4, each a 2-layer FFN held as
@@ -14,21 +17,16 @@ order; float32 carries 24 bits (about 6e-8 relative), and a sum of n reordered t
 about n * 6e-8 of their magnitude: below 1e-5 for the at most 128 pairs an expert gets here.
 Forward outputs differ only where the GEMM's blocking changes with the row count.
 
-Usage: moe_torch.py BUILD_DIR MODE [--kill-daemon-at STEP] [--secure] [--tensor-form]; MODE is
-local, remote, predictive. --secure: the daemon requires mutual TLS and a job token, and the
-clients bring both. --tensor-form: the plan comes from the router's ids (plan_layer_from_ids),
-pairs are rerouted from the plan's tables (reroute_on_plane), and weights and gradients move in
-the tensor form (start_tensor_moves, start_gradient_return) from stacked home experts into
-strided slots; in predictive mode the weights move ahead of the layer (placement).
+Usage: moe_torch.py BUILD_DIR MODE [--tensor-form]; MODE is local, remote, predictive.
+--tensor-form: the plan comes from the router's ids (plan_layer_from_ids), pairs are rerouted from
+the plan's tables (reroute_on_plane), and weights and gradients move in the tensor form
+(start_tensor_moves, start_gradient_return) from stacked home experts into strided slots; in
+predictive mode the weights move ahead of the layer (placement).
 """
 import argparse
 import os
-import re
-import signal
 import sys
 import tempfile
-import time
-import urllib.request
 
 import numpy as np
 import torch
@@ -153,21 +151,15 @@ def worker(rank, args):
     taot_router, taot_home = state()
 
     transport = taot.connect_gloo(rank, R, args.tmp + "/taot", timeout_s=60)
-    secure = {}
-    if args.secure:
-        secure = dict(token=args.token, tls_ca=f"{args.certs}/ca.pem", tls_cert=f"{args.certs}/client.pem",
-                      tls_key=f"{args.certs}/client.key")
     client = taot.Client(transport, experts=E, node="n0" if rank < 2 else "n1", mode=args.mode,
                          address=args.address, job_id="e2e", slots_per_rank=K, call_timeout_s=2.0,
-                         placement_wait_s=2.0, **secure)
+                         placement_wait_s=2.0)
     slots = [torch.zeros(P) for _ in range(K)]
     moved = 0
     prefetched = None  # predictive mode, tensor form: the next step's weights already on their way
     prefetches_used = 0
     sources = []
     for step in range(STEPS):
-        if args.kill_daemon_at == step and rank == 0:
-            os.kill(args.daemon_pid, signal.SIGKILL)
         dist.barrier()
         for p in list(base_home.values()) + list(taot_home.values()):
             p.grad = torch.zeros(P)  # an expert with no pairs this step has a zero gradient
@@ -266,62 +258,27 @@ def worker(rank, args):
               + (f", layers on prefetched weights {prefetches_used}" if args.tensor_form else ""), flush=True)
     if args.tensor_form and args.mode == "predictive" and prefetches_used == 0:
         raise AssertionError(f"rank {rank}: no layer used weights moved ahead of it: {sources}")
-    if args.secure and args.mode == "remote" and "daemon" not in sources:
-        raise AssertionError(f"rank {rank}: no plan came from the daemon over TLS with the token: {sources}")
-    if args.kill_daemon_at is not None:
-        if not (sources[0] == "daemon" and sources[-1] == "local" and stats["daemon_failures"] >= 1):
-            raise AssertionError(f"rank {rank}: expected daemon plans, then local ones after the kill: {sources}")
     dist.destroy_process_group()
-
-
-def start_daemon(build, *extra):
-    return taot_testing.Daemon(os.path.join(build, "server", "taot-planner"), "--job-id", "e2e", "--world-size",
-                               str(R), "--experts", str(E), "--slots", str(K), "--expert-bytes", str(P * 4),
-                               "--round-timeout-ms", "1000", *extra)
-
-
-def daemon_transfers(metrics, wait_s=20):
-    """taot_replica_transfers_total, summed. Local mode's counts reach the daemon off the
-    critical path, so the count may still be rising: wait for it a little."""
-    deadline = time.time() + wait_s
-    while True:
-        with urllib.request.urlopen(f"http://{metrics}/metrics", timeout=10) as r:
-            text = r.read().decode()
-        transfers = sum(float(v) for v in re.findall(r"^taot_replica_transfers_total\{[^}]*\} (\S+)", text, re.M))
-        if transfers > 0 or time.time() > deadline:
-            return transfers
-        time.sleep(0.2)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("build")
     parser.add_argument("mode", choices=["local", "remote", "predictive"])
-    parser.add_argument("--kill-daemon-at", type=int, default=None)
-    parser.add_argument("--secure", action="store_true")
     parser.add_argument("--tensor-form", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         args.tmp = tmp
-        extra = []
-        if args.secure:
-            args.certs, args.token = tmp, "e2e-s3cret"
-            taot_testing.make_certs(tmp)
-            with open(f"{tmp}/token", "w") as f:
-                f.write(args.token)
-            extra = ["--tls-cert", f"{tmp}/server.pem", "--tls-key", f"{tmp}/server.key",
-                     "--tls-client-ca", f"{tmp}/ca.pem", "--token-file", f"{tmp}/token"]
-        # A daemon in every mode: local mode sends it the counts, for its metrics.
-        daemon = start_daemon(args.build, *extra)
-        args.address, metrics, args.daemon_pid = daemon.address, daemon.metrics, daemon.proc.pid
+        daemon, _ = taot_testing.e2e_daemon(args.build, tmp, False, job_id="e2e", ranks=R, experts=E, slots=K,
+                                            expert_bytes=P * 4)
+        args.address, metrics = daemon.address, daemon.metrics
         os.makedirs(tmp + "/taot")
         try:
             mp.spawn(worker, args=(args,), nprocs=R, join=True)
-            if args.kill_daemon_at is None:
-                transfers = daemon_transfers(metrics)
-                if transfers <= 0:
-                    raise AssertionError("the daemon's metrics show no replica transfers")
-                print(f"daemon metrics: {transfers:.0f} replica transfers")
+            transfers = taot_testing.replica_transfers(metrics)
+            if transfers <= 0:
+                raise AssertionError("the daemon's metrics show no replica transfers")
+            print(f"daemon metrics: {transfers:.0f} replica transfers")
         finally:
             daemon.stop()
     print("ok")

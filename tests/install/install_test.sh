@@ -29,6 +29,6 @@ C
 cc -I"$prefix/include" "$prefix/abi.c" -L"$prefix/lib" -ltaot_client -Wl,-rpath,"$prefix/lib" -o "$prefix/abi"
 "$prefix/abi"
 site="$(ls -d "$prefix"/lib/python3*/*-packages)"
-PYTHONPATH="$site" /usr/bin/python3 -c "import taot, sys; sys.exit(0 if taot.__file__.startswith('$prefix') else 1)" \
+PYTHONPATH="$site" /usr/bin/python3 -c "import taot, taot.torch, sys; sys.exit(0 if taot.__file__.startswith('$prefix') and taot.torch.__file__.startswith('$prefix') else 1)" \
   || { echo "install_test: python3 did not import taot from $site" >&2; exit 1; }
 echo "install_test: every component below $prefix"

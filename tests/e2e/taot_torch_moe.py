@@ -1,0 +1,180 @@
+"""taot.torch's ExpertParallel trained beside a dense oracle, step by step (ctest, CPU only).
+
+4 ranks in 4 processes on two simulated nodes (n0: ranks 0-1, n1: ranks 2-3), a gloo process
+group, 16 experts (E/R = 4, each nn.Sequential(Linear, ReLU, Linear) with biases), top-2 routing
+skewed towards a few experts, K = 2 guest slots. The oracle is dense: every rank holds all 16
+experts and computes each of its tokens' choices itself (no dispatch at all), and the experts'
+and router's gradients are summed over ranks, as expert parallelism would. Each step runs two
+microbatches forward before one backward (both in flight at once), then an SGD step on both.
+Outputs, input gradients, router gradients, expert gradients and the weights after each step must
+agree. Expert 7 never gets a token.
+
+Tolerance: rtol = 1e-4, atol = 1e-5 on float32 (as tests/e2e/moe_torch.py explains: the same
+per-pair terms, summed in another order).
+
+Usage: taot_torch_moe.py BUILD_DIR MODE [--kill-daemon-at STEP] [--secure] [--idle-rank]; MODE is
+local, remote, predictive. --idle-rank: rank 3's experts are never chosen and the planner is
+`none`, so rank 3 receives no token at all and must still join every collective in backward.
+"""
+import argparse
+import copy
+import os
+import signal
+import sys
+import tempfile
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import taot_testing  # noqa: E402 (tests/taot_testing.py)
+
+R, E, K, TOPK = 4, 16, 2, 2
+D, H, T = 8, 16, 48
+STEPS, MICRO, LR = 3, 2, 0.05
+RTOL, ATOL = 1e-4, 1e-5
+NEVER = [7]  # an expert no token chooses
+
+
+def make_expert():
+    return torch.nn.Sequential(torch.nn.Linear(D, H), torch.nn.ReLU(), torch.nn.Linear(H, D))
+
+
+def route(x, router, bias):
+    top, ids = torch.topk(x @ router + bias, TOPK, dim=1)
+    return ids, torch.softmax(top, dim=1)
+
+
+def dense_layer(experts, x, ids, gates):
+    """Every choice computed here, with every expert: the oracle."""
+    out = torch.zeros(x.shape[0], D)
+    for e in range(E):
+        token, choice = (ids == e).nonzero(as_tuple=True)
+        if len(token):
+            out = out.index_add(0, token, experts[e](x[token]) * gates[token, choice].unsqueeze(1))
+    return out
+
+
+def close(a, b, what, step, rank):
+    if not torch.allclose(a, b, rtol=RTOL, atol=ATOL):
+        raise AssertionError(f"rank {rank} step {step}: {what} differ by up to {(a - b).abs().max().item():.3g}")
+
+
+def worker(rank, args):
+    sys.path.insert(0, os.path.join(args.build, "client_lib", "python"))
+    import taot.torch
+
+    dist.init_process_group("gloo", init_method=f"file://{args.tmp}/pg", rank=rank, world_size=R)
+    torch.manual_seed(0)  # the same model on every rank
+    experts = [make_expert() for _ in range(E)]
+    bias = torch.zeros(E)
+    bias[[0, 1, 5]] = torch.tensor([2.5, 2.0, 1.5])  # hot experts, two of them on rank 0
+    bias[NEVER] = -1e4
+    if args.idle_rank:
+        bias[12:16] = -1e4
+    router = (torch.randn(D, E) * 0.5).requires_grad_()
+    dense = torch.nn.ModuleList(copy.deepcopy(experts))
+    dense_router = router.detach().clone().requires_grad_()
+    torch.manual_seed(100 + rank)
+    inputs = [[torch.randn(T, D) for _ in range(MICRO)] for _ in range(STEPS)]
+    targets = [[torch.randn(T, D) for _ in range(MICRO)] for _ in range(STEPS)]
+    mine = list(range(rank * (E // R), (rank + 1) * (E // R)))
+    options = dict(call_timeout_s=2.0, placement_wait_s=2.0, **args.secure_options)
+    if args.idle_rank:
+        options.update(planner="none")
+
+    # The taot code of a trainer: the layer, built from this rank's experts.
+    moe = taot.torch.ExpertParallel(torch.nn.ModuleList(copy.deepcopy(experts[e]) for e in mine), num_experts=E,
+                                    slots=K, mode=args.mode, address=args.address, job_id="e2e",
+                                    node="n0" if rank < 2 else "n1", microbatches=MICRO, **options)
+    sgd = torch.optim.SGD(list(moe.parameters()) + [router], lr=LR)
+    dense_sgd = torch.optim.SGD(list(dense.parameters()) + [dense_router], lr=LR)
+
+    sources, replicated = [], 0
+    for step in range(STEPS):
+        if args.kill_daemon_at == step and rank == 0:
+            os.kill(args.daemon_pid, signal.SIGKILL)
+        dist.barrier()
+        sgd.zero_grad()
+        dense_sgd.zero_grad()
+        loss, dense_loss, xs = 0, 0, []
+        for mb in range(MICRO):
+            x = inputs[step][mb].clone().requires_grad_()
+            x_dense = inputs[step][mb].clone().requires_grad_()
+            ids, gates = route(x, router, bias)
+            y = moe(x, ids, gates, step=step, microbatch=mb)
+            sources.append(moe.last_plan.source)
+            replicated += len(moe.last_plan.replicas) > 0
+            dense_ids, dense_gates = route(x_dense, dense_router, bias)
+            y_dense = dense_layer(dense, x_dense, dense_ids, dense_gates)
+            close(y, y_dense, f"microbatch {mb} outputs", step, rank)
+            loss = loss + (y * targets[step][mb]).sum()
+            dense_loss = dense_loss + (y_dense * targets[step][mb]).sum()
+            xs.append((x, x_dense))
+        loss.backward()  # both microbatches' guests still in their slots
+        dense_loss.backward()
+        for p in list(dense.parameters()) + [dense_router]:  # the oracle's data-parallel sum
+            if p.grad is None:  # an expert none of this rank's tokens chose
+                p.grad = torch.zeros_like(p)
+            dist.all_reduce(p.grad)
+        dist.all_reduce(router.grad)
+        for mb, (x, x_dense) in enumerate(xs):
+            close(x.grad, x_dense.grad, f"microbatch {mb} input gradients", step, rank)
+        close(router.grad, dense_router.grad, "router gradients", step, rank)
+        for i, e in enumerate(mine):
+            want = torch.cat([p.grad.reshape(-1) for p in dense[e].parameters()])
+            close(moe.home.grad[i], want, f"expert {e} gradients", step, rank)
+        sgd.step()
+        dense_sgd.step()
+        for i, e in enumerate(mine):
+            for name, value in moe.expert_parameters(i).items():
+                close(value, dense[e].get_parameter(name), f"expert {e} {name} after SGD", step, rank)
+
+    total = torch.tensor([replicated])
+    dist.all_reduce(total)
+    stats = moe.session.client.stats()
+    if rank == 0:
+        print(f"mode {args.mode}: sources {sources}, layers with replicas (all ranks) {total.item()}, stats {stats}",
+              flush=True)
+    if args.idle_rank:
+        if total.item() != 0:
+            raise AssertionError("planner none replicated")
+    elif total.item() == 0:
+        raise AssertionError("no layer had replicas: the skew should have made taot replicate")
+    if args.secure and args.mode == "remote" and "daemon" not in sources:
+        raise AssertionError(f"rank {rank}: no plan came from the daemon over TLS with the token: {sources}")
+    if args.kill_daemon_at is not None:
+        if not (sources[0] == "daemon" and sources[-1] == "local" and stats["daemon_failures"] >= 1):
+            raise AssertionError(f"rank {rank}: expected daemon plans, then local ones after the kill: {sources}")
+    dist.destroy_process_group()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("build")
+    parser.add_argument("mode", choices=["local", "remote", "predictive"])
+    parser.add_argument("--kill-daemon-at", type=int, default=None)
+    parser.add_argument("--secure", action="store_true")
+    parser.add_argument("--idle-rank", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        args.tmp = tmp
+        daemon, args.secure_options = taot_testing.e2e_daemon(
+            args.build, tmp, args.secure, job_id="e2e", ranks=R, experts=E, slots=K,
+            expert_bytes=(D * H + H + H * D + D) * 4)
+        args.address, args.daemon_pid = daemon.address, daemon.proc.pid
+        try:
+            mp.spawn(worker, args=(args,), nprocs=R, join=True)
+            if args.kill_daemon_at is None and not args.idle_rank:  # every mode reports the counts to the daemon
+                transfers = taot_testing.replica_transfers(daemon.metrics)
+                if transfers <= 0:
+                    raise AssertionError("the daemon's metrics show no replica transfers")
+                print(f"daemon metrics: {transfers:.0f} replica transfers")
+        finally:
+            daemon.stop()
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
