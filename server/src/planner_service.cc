@@ -2,10 +2,12 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <new>
 #include <optional>
 #include <stdexcept>
 #include <unordered_set>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -581,9 +583,43 @@ grpc::ServerUnaryReactor* AdminService::PlanCase(grpc::CallbackServerContext* co
       });
 }
 
+namespace {
+
+// Node labels up to renaming: the first node seen is 0, the next new one 1, ...
+std::vector<int> FirstSeenOrder(const std::vector<int>& node_of_rank) {
+  std::vector<int> out;
+  std::map<int, int> seen;
+  for (int node : node_of_rank) out.push_back(seen.emplace(node, static_cast<int>(seen.size())).first->second);
+  return out;
+}
+
+// A dry run answers for this job only if the case has the job's shape: the same ranks, experts
+// and slots, and where the job's configuration fixes the nodes, the same grouping of ranks.
+absl::Status CheckCaseFitsJob(const PlanRequest& c, const JobConfig& job) {
+  const auto differs = [](const char* field, const char* job_field, int64_t job_value, int64_t value) {
+    return absl::InvalidArgumentError(absl::StrCat("case_json: ", field, ": the daemon's job has ", job_field, " = ",
+                                                   job_value, ", the case ", value,
+                                                   " (a dry run plans cases of this job's shape)"));
+  };
+  if (c.ranks() != job.world_size) return differs("topology.ranks", "world_size", job.world_size, c.ranks());
+  if (c.experts() != job.experts) return differs("experts", "experts", job.experts, c.experts());
+  if (c.slots_per_rank() != job.slots_per_rank) {
+    return differs("slots_per_rank", "slots", job.slots_per_rank, c.slots_per_rank());
+  }
+  if (job.node_of_rank && FirstSeenOrder(*job.node_of_rank) != FirstSeenOrder(c.topology().node_of_rank())) {
+    return absl::InvalidArgumentError(
+        "case_json: topology: its ranks are grouped into nodes differently from the daemon's job (--ranks-per-node "
+        "or the configured nodes)");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status AdminService::DoPlanCase(const taot::v1::PlanCaseRequest& request, taot::v1::Plan& response) {
   absl::StatusOr<PlanRequest> parsed = ParseCase(request.case_json());
   if (!parsed.ok()) return absl::Status(parsed.status().code(), absl::StrCat("case_json: ", parsed.status().message()));
+  if (absl::Status fits = CheckCaseFitsJob(*parsed, job_.config()); !fits.ok()) return fits;
   const JobStatus status = job_.Status();
   const std::string name = request.planner().empty() ? status.planner : request.planner();
   const PlannerParams params =

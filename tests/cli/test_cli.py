@@ -132,6 +132,18 @@ class CliTest(unittest.TestCase):
         self.assertAlmostEqual(json.loads(p.stdout)["stats"]["imbalance_before_pct"], 70, delta=0.5)
         again = run("gen", "--ranks", "16", "--experts", "128", "--imbalance", "0.7", "--seed", "3")
         self.assertEqual(again.stdout, read(out))
+        as_percent = run("gen", "--ranks", "16", "--experts", "128", "--imbalance", "70%", "--seed", "3")
+        self.assertEqual(as_percent.stdout, read(out))
+
+    def test_imbalance_flags_take_either_unit_written(self):
+        for unit in ("10", "10%"):
+            r = run("plan", "-i", self.case, "--target-imbalance", unit)
+            self.assertEqual(json.loads(r.stdout)["stats"]["target_imbalance_pct"], 10)
+        for flag, value in [("--imbalance", "%"), ("--imbalance", "7o%"), ("--imbalance", "-5%"),
+                            ("--target-imbalance", "x%"), ("--target-imbalance", "-1%")]:
+            with self.subTest(flag=flag, value=value):
+                self.assert_bad_input(run("gen", "--ranks", "4", "--experts", "8", flag, value), flag)
+        self.assertIn("70%", run("gen", "--help").stdout)
 
     def test_bad_input_is_one_clear_line(self):
         def case_with(**changes):

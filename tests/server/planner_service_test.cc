@@ -8,8 +8,10 @@
 #include <thread>
 
 #include "loopback_daemon.h"
+#include "taot/planner/case_json.h"
 #include "taot/planner/plan_hash.h"
 #include "taot/planner/run_planner.h"
+#include "taot/sim/case_generator.h"
 #include "taot/wire/load_wire.h"
 #include "taot/wire/plan_wire.h"
 #include "taot/wire/scorecard_wire.h"
@@ -479,15 +481,15 @@ TEST_F(PlannerServiceTest, AdminShowsStatusSwapsThePlannerAndPlansACase) {
   EXPECT_EQ(status.planner(), "echo");
   // A dry run of a CASE with another planner; the job keeps echo.
   taot::v1::PlanCaseRequest dry;
-  dry.set_case_json(R"({"topology": {"ranks": 2, "ranks_per_node": 2}, "experts": 2, "slots_per_rank": 1,
-                       "load": [[90, 10], [80, 10]]})");
+  dry.set_case_json(CaseToJson(request_));
   dry.set_planner("taot");
   {
     grpc::ClientContext context;
-    ASSERT_TRUE(admin_->PlanCase(&context, dry, &plan).ok());
+    const grpc::Status s = admin_->PlanCase(&context, dry, &plan);
+    ASSERT_TRUE(s.ok()) << s.error_message();
   }
   EXPECT_EQ(plan.planner(), "taot");
-  EXPECT_EQ(plan.replicas_size(), 1);
+  EXPECT_GE(plan.replicas_size(), 1);
   dry.set_case_json("{\"topology\": 3}");
   {
     grpc::ClientContext context;
@@ -500,6 +502,38 @@ TEST_F(PlannerServiceTest, AdminShowsStatusSwapsThePlannerAndPlansACase) {
     ASSERT_TRUE(admin_->GetStatus(&context, taot::v1::StatusRequest(), &status).ok());
     EXPECT_EQ(status.planner(), "echo");
   }
+}
+
+// A dry run answers for the job's shape only: a case of another world size, E, K or node grouping
+// is refused by name, and the job is unchanged.
+TEST_F(PlannerServiceTest, ADryRunRefusesACaseOfAnotherShapeThanTheJob) {
+  const auto refusal = [&](const std::string& case_json) {
+    taot::v1::PlanCaseRequest dry;
+    dry.set_case_json(case_json);
+    taot::v1::Plan plan;
+    grpc::ClientContext context;
+    const grpc::Status s = admin_->PlanCase(&context, dry, &plan);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << case_json;
+    return s.error_message();
+  };
+  EXPECT_EQ(refusal(R"({"topology": {"ranks": 2, "ranks_per_node": 2}, "experts": 2, "slots_per_rank": 1,
+                        "load": [[90, 10], [80, 10]]})"),
+            "case_json: topology.ranks: the daemon's job has world_size = 8, the case 2 (a dry run plans cases of "
+            "this job's shape)");
+  sim::CaseOptions o;
+  o.ranks = 8;
+  o.experts = 64;
+  o.ranks_per_node = 4;
+  EXPECT_NE(refusal(CaseToJson(sim::GenerateCase(o)->request)).find("experts: the daemon's job has experts = 32"),
+            std::string::npos);
+  o.experts = 32;
+  o.slots_per_rank = request_.slots_per_rank() + 1;
+  EXPECT_NE(refusal(CaseToJson(sim::GenerateCase(o)->request)).find("slots_per_rank: the daemon's job has slots"),
+            std::string::npos);
+  o.slots_per_rank = request_.slots_per_rank();
+  o.ranks_per_node = request_.topology().nodes() == 1 ? 4 : 8;
+  EXPECT_NE(refusal(CaseToJson(sim::GenerateCase(o)->request)).find("grouped into nodes differently"),
+            std::string::npos);
 }
 
 // A job that learns its topology from registrations.

@@ -52,7 +52,9 @@ void AddScenarioOptions(CLI::App& cmd, ScenarioArgs& a) {
   cmd.add_option("--layers", a.layers, "MoE layers to simulate (default: all of the model's)")->check(InRange(1, 1024));
   cmd.add_option("--steps", a.steps, "Optimizer steps (default 4; the first is warm-up)")->check(InRange(1, 100000));
   cmd.add_option("--microbatches", a.microbatches, "Microbatches per step (default 4)")->check(InRange(1, 1024));
-  cmd.add_option("--imbalance", a.imbalance, "Initial imbalance of the synthetic workload, a fraction (default 0.5)")
+  cmd.add_option("--imbalance", a.imbalance,
+                 "Initial imbalance of the synthetic workload, a fraction or a percentage (default 0.5, or 50%)")
+      ->transform(taot::cli::PercentAccepted(taot::cli::ImbalanceUnit::kFraction))
       ->check(InRange(0, kMaxRanks - 1));
   cmd.add_option("--seed", a.seed, "Seed of the synthetic workload (default 1)")
       ->check(InRange(0, 0x1p53, "[0, 2^53]"));

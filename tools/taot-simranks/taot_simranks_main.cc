@@ -47,7 +47,10 @@ int Main(int argc, char** argv) {
   app.add_option("--layers", w.layers, "MoE layers")->capture_default_str();
   app.add_option("--steps", w.steps, "Steps")->capture_default_str();
   app.add_option("--microbatches", w.microbatches, "Microbatches per step")->capture_default_str();
-  app.add_option("--imbalance", w.imbalance, "Initial imbalance (fraction)")->capture_default_str();
+  app.add_option("--imbalance", w.imbalance, "Initial imbalance, a fraction or a percentage (0.5 or 50%)")
+      ->capture_default_str()
+      ->transform(cli::PercentAccepted(cli::ImbalanceUnit::kFraction))
+      ->check(cli::InRange(0, 1023));
   app.add_option("--seed", w.seed, "Workload seed")->capture_default_str();
   app.add_option("--token", o.token, "The job token, if the daemon requires one");
   app.add_option("--timeout-s", timeout_s, "Deadline of each call")->capture_default_str();

@@ -216,7 +216,9 @@ void AddGenOptions(CLI::App& cmd, GenArgs& a) {
   cmd.add_option("--ranks", o.ranks, "Ranks (EP size)")->required()->check(InRange(1, kMaxRanks));
   cmd.add_option("--experts", o.experts, "Experts (a multiple of --ranks)")->required()->check(InRange(1, kMaxExperts));
   cmd.add_option("--imbalance", a.imbalance,
-                 "Initial imbalance to hit, as a fraction (0.7 = the busiest rank at 1.7x the mean)")
+                 "Initial imbalance to hit, a fraction or a percentage (0.7 or 70%: the busiest rank at 1.7x the "
+                 "mean)")
+      ->transform(PercentAccepted(ImbalanceUnit::kFraction))
       ->check(InRange(0, kMaxRanks - 1));
   cmd.add_option("--seed", o.seed, "Random seed")->capture_default_str()->check(InRange(0, 0x1p64, "[0, 2^64)"));
   cmd.add_option("--top-k", o.top_k, "Experts each token is routed to")
@@ -247,7 +249,9 @@ void AddGenOptions(CLI::App& cmd, GenArgs& a) {
   cmd.add_option("--hot-factor", o.hot_factor, "How much hotter the burst experts are")
       ->capture_default_str()
       ->check(InRange(1, 1e6));
-  cmd.add_option("--target-imbalance", o.target_imbalance_pct, "Store a target residual imbalance (%) in the case")
+  cmd.add_option("--target-imbalance", o.target_imbalance_pct,
+                 "Store a target residual imbalance in the case, in percent (2 or 2%)")
+      ->transform(PercentAccepted(ImbalanceUnit::kPercent))
       ->check(InRange(0, 1e6));
   cmd.add_option("--output,-o", a.output, "Write the CASE here (default: stdout)");
 }
@@ -262,7 +266,10 @@ int Main(int argc, char** argv) {
   plan_cmd->add_option("--input,-i", plan.input, "CASE file ('-' for stdin)")->required();
   plan_cmd->add_option("--planner,-p", plan.planner, "Planner name (see `taot planners`)")->capture_default_str();
   plan_cmd->add_option("--param", plan.params, "Planner parameter key=value (repeatable)");
-  plan_cmd->add_option("--target-imbalance", plan.target, "Target residual imbalance in % (overrides the CASE)")
+  plan_cmd
+      ->add_option("--target-imbalance", plan.target,
+                   "Target residual imbalance in percent, 2 or 2% (overrides the CASE)")
+      ->transform(PercentAccepted(ImbalanceUnit::kPercent))
       ->check(InRange(0, 1e6));
   plan_cmd->add_option("--output,-o", plan.output, "Write the PLAN here (default: stdout)");
   plan_cmd->callback([&] { status = RunPlan(plan); });
@@ -271,7 +278,10 @@ int Main(int argc, char** argv) {
   CLI::App* compare_cmd = app.add_subcommand("compare", "Run every planner on one CASE and print the scorecards");
   compare_cmd->add_option("--input,-i", compare.input, "CASE file ('-' for stdin)")->required();
   compare_cmd->add_option("--planners", compare.planners, "Planners to run (default: all)")->delimiter(',');
-  compare_cmd->add_option("--target-imbalance", compare.target, "Target residual imbalance in % (overrides the CASE)")
+  compare_cmd
+      ->add_option("--target-imbalance", compare.target,
+                   "Target residual imbalance in percent, 2 or 2% (overrides the CASE)")
+      ->transform(PercentAccepted(ImbalanceUnit::kPercent))
       ->check(InRange(0, 1e6));
   compare_cmd->add_flag("--json", compare.json, "One JSON object per planner per line: {\"planner\", \"stats\"}");
   compare_cmd->callback([&] { status = RunCompare(compare); });
@@ -301,8 +311,9 @@ int Main(int argc, char** argv) {
   CLI::App* demo_cmd = app.add_subcommand("demo", "Generate a skewed case and compare every planner on it");
   // 8 experts per rank, within the load limit up to 1024 ranks.
   demo_cmd->add_option("--ranks", demo_ranks, "Ranks (EP size)")->capture_default_str()->check(InRange(1, 1024));
-  demo_cmd->add_option("--imbalance", demo_imbalance, "Initial imbalance (fraction)")
+  demo_cmd->add_option("--imbalance", demo_imbalance, "Initial imbalance, a fraction or a percentage (0.7 or 70%)")
       ->capture_default_str()
+      ->transform(PercentAccepted(ImbalanceUnit::kFraction))
       ->check(InRange(0, 1023));
   demo_cmd->add_option("--seed", demo_seed, "Random seed")
       ->capture_default_str()

@@ -172,7 +172,7 @@ int Main(int argc, char** argv) {
   watch->add_option("--polls", polls, "Stop after this many polls (0: never)")->capture_default_str();
   watch->callback([&] { rc = Watch(c, interval_ms, polls); });
   std::string case_path, case_planner;
-  CLI::App* plan = app.add_subcommand("plan", "Plan a CASE file through the daemon (a dry run)");
+  CLI::App* plan = app.add_subcommand("plan", "Plan a CASE file of the job's shape through the daemon (a dry run)");
   plan->add_option("case", case_path, "CASE file (docs/formats.md)")->required();
   plan->add_option("--planner", case_planner, "Planner to use (default: the daemon's)");
   plan->callback([&] { rc = Plan(c, case_path, case_planner); });

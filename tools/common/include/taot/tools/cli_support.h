@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace taot::cli {
 
@@ -36,6 +37,26 @@ inline CLI::Validator InRange(double lo, double hi, std::string range = "") {
         return absl::StrCat("must be in ", range, ", got ", text.substr(0, 40));
       },
       absl::StrCat("in ", range));
+}
+
+// Imbalance flags take either unit, the unit written: "70%" is a percentage; a bare number is in
+// the flag's own unit (a fraction for initial imbalances, percent for targets). The transform
+// rewrites "N%" into the flag's unit before the range check sees it.
+enum class ImbalanceUnit { kFraction, kPercent };
+inline CLI::Validator PercentAccepted(ImbalanceUnit unit) {
+  return CLI::Validator(
+      [unit](std::string& text) -> std::string {
+        if (text.empty() || text.back() != '%') return "";
+        const std::string number = text.substr(0, text.size() - 1);
+        char* end = nullptr;
+        const double v = std::strtod(number.c_str(), &end);
+        if (number.empty() || end != number.c_str() + number.size()) {
+          return absl::StrCat("must be a number, or a percentage like 70%, got ", text.substr(0, 40));
+        }
+        text = absl::StrFormat("%.17g", unit == ImbalanceUnit::kFraction ? v / 100 : v);
+        return "";
+      },
+      unit == ImbalanceUnit::kFraction ? "a fraction (0.7) or a percentage (70%)" : "in percent (2 or 2%)");
 }
 
 // 2 when the input was at fault (a flag, a file's content, a file that cannot be opened or is too
