@@ -100,8 +100,8 @@ def clip_grad_norm(shared, experts, max_norm):
 
 def train(rank, world, args):
     model = Model(args, rank, world)
-    expert_params = {id(b.experts.home) for b in model.blocks}
-    shared = [p for p in model.parameters() if id(p) not in expert_params]
+    experts = [p for _, p in taot.torch.expert_parameters(model)]  # each rank's own: not averaged
+    shared = [p for p in model.parameters() if all(p is not e for e in experts)]
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
     for step in range(args.steps):
         opt.zero_grad()
@@ -114,7 +114,7 @@ def train(rank, world, args):
         for p in shared:  # data parallelism for everything but the experts
             dist.all_reduce(p.grad)
             p.grad /= world
-        clip_grad_norm(shared, [b.experts.home for b in model.blocks], 1.0)
+        clip_grad_norm(shared, experts, 1.0)
         opt.step()
         mean = torch.tensor([total])
         dist.all_reduce(mean)

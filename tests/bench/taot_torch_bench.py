@@ -3,10 +3,12 @@
 R processes, each with E/R experts (Linear-ReLU-Linear), T tokens x top-k per rank. Per layer,
 forward and backward, median over --iters after --warmup, each row measured in the same run:
 - raw: each rank calls its own experts on T x k / (E/R) rows each, no communication (the floor);
+- plain EP: standard expert parallelism by hand (every pair to its expert's home, torch's
+  differentiable all_to_all_single both ways, a count exchange), no taot;
 - ExpertParallel, K = 0, planner none: the wrapper and its all-to-alls, no replication;
 - ExpertParallel, K = 2, taot, local mode: planning, weight moves and gradient return too.
 Routing families: uniform, zipf-like (weights 1/(e+1)), one hot expert (half the pairs).
-Overhead = row - raw, in microseconds per layer; a table on stdout.
+Overhead = row - raw and row - plain EP, in microseconds per layer (worst family); a table on stdout.
 
 Usage: PYTHONPATH=build/client_lib/python /usr/bin/python3 tests/bench/taot_torch_bench.py
        [--ranks 2] [--experts 8] [--tokens 1024] [--dim 64] [--hidden 128] [--iters 30]
@@ -18,6 +20,7 @@ import time
 
 import torch
 import torch.distributed as dist
+import torch.distributed.nn.functional as dist_fn
 import torch.multiprocessing as mp
 
 
@@ -39,6 +42,27 @@ def routing(args, family, rank, step):
         weights[0] = 1.0
     ids = torch.multinomial(weights.expand(args.tokens, -1), args.top_k, replacement=False, generator=g)
     return ids, torch.full((args.tokens, args.top_k), 1.0 / args.top_k)
+
+
+def plain_ep(args, experts, x, ids, gates):
+    """Every pair to its expert's home rank: what a trainer runs without taot."""
+    k, local = ids.shape[1], args.experts // args.ranks
+    flat = ids.reshape(-1)
+    order = torch.argsort(flat, stable=True)  # by expert, so by home rank, then local expert
+    counts = torch.bincount(flat, minlength=args.experts)
+    received = torch.empty_like(counts)
+    dist.all_to_all_single(received, counts)
+    send = counts.view(args.ranks, local).sum(1).tolist()
+    recv = received.view(args.ranks, local).sum(1).tolist()
+    arrived = dist_fn.all_to_all_single(x.new_empty(sum(recv), x.shape[1]), x.index_select(0, order // k), recv, send)
+    by_expert = torch.arange(local).repeat(args.ranks).repeat_interleave(received)
+    grouped = torch.argsort(by_expert, stable=True)
+    rows = arrived.index_select(0, grouped)
+    outs = [experts[e](chunk) for e, chunk in enumerate(rows.split(received.view(args.ranks, local).sum(0).tolist()))]
+    outputs = torch.empty_like(rows).index_copy(0, grouped, torch.cat(outs))
+    back = dist_fn.all_to_all_single(x.new_empty(sum(send), x.shape[1]), outputs, send, recv)
+    per_pair = torch.empty_like(back).index_copy(0, order, back)
+    return (per_pair.view(-1, k, x.shape[1]) * gates.unsqueeze(-1)).sum(1)
 
 
 def timed(args, fn):
@@ -76,6 +100,13 @@ def worker(rank, args):
     }
     rows = {}
     rows["raw module calls"] = {f: timed(args, raw_layer) for f in args.families}
+    plain = make_experts(args, rank)
+    rows["plain EP (no taot)"] = {}
+    for family in args.families:
+        def plain_layer(i, family=family):
+            ids, gates = routing(args, family, rank, i)
+            plain_ep(args, plain, x.detach().requires_grad_(), ids, gates).sum().backward()
+        rows["plain EP (no taot)"][family] = timed(args, plain_layer)
     for name, moe in layers.items():
         rows[name] = {}
         for family in args.families:
@@ -92,12 +123,14 @@ def worker(rank, args):
 def print_table(args, rows):
     print(f"{args.ranks} ranks, E = {args.experts}, {args.tokens} tokens x top-{args.top_k} per rank, "
           f"D = {args.dim}, H = {args.hidden}; forward + backward per layer, median of {args.iters} (us)")
-    raw = rows["raw module calls"]
-    print("| layer | " + " | ".join(args.families) + " | overhead over raw (worst family) |")
-    print("|---|" + "---|" * (len(args.families) + 1))
+    raw, plain = rows["raw module calls"], rows["plain EP (no taot)"]
+    print("| layer | " + " | ".join(args.families) + " | over raw (worst family) | over plain EP (worst family) |")
+    print("|---|" + "---|" * (len(args.families) + 2))
     for name, times in rows.items():
-        worst = max(times[f] - raw[f] for f in args.families)
-        print(f"| {name} | " + " | ".join(f"{times[f]:.0f}" for f in args.families) + f" | {worst:+.0f} |")
+        over_raw = max(times[f] - raw[f] for f in args.families)
+        over_plain = max(times[f] - plain[f] for f in args.families)
+        print(f"| {name} | " + " | ".join(f"{times[f]:.0f}" for f in args.families) +
+              f" | {over_raw:+.0f} | {over_plain:+.0f} |")
 
 
 def main():

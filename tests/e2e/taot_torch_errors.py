@@ -1,6 +1,7 @@
 """taot.torch's refusals: bad input at construction raises the same ValueError on every rank,
 naming the rank and the field, and never leaves a rank waiting in a rendezvous; bad input to
-forward raises a ValueError naming the argument, before any collective. 2 processes, gloo, CPU.
+forward raises a ValueError naming the argument, before any collective; a daemon whose job has
+another K fails construction on every rank with its message. 2 processes, gloo, CPU.
 After every refusal the process group still works (a barrier), and a good layer then trains.
 
 Usage: taot_torch_errors.py BUILD_DIR
@@ -12,6 +13,9 @@ import tempfile
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import taot_testing  # noqa: E402 (tests/taot_testing.py)
 
 R, E = 2, 4
 
@@ -37,7 +41,7 @@ def expect(rank, fn, *fragments):
     raise AssertionError(f"rank {rank}: no ValueError, expected one naming {fragments}")
 
 
-def worker(rank, build, tmp):
+def worker(rank, build, tmp, address):
     sys.path.insert(0, os.path.join(build, "client_lib", "python"))
     import taot.torch
 
@@ -56,7 +60,19 @@ def worker(rank, build, tmp):
     expect(rank, lambda: EP(experts(hidden=3 + rank), num_experts=E), "layout differs between ranks")
     expect(rank, lambda: EP(experts(), num_experts=E, mode=["local", "remote"][rank]), "mode differs between ranks")
 
-    moe = EP(experts(), num_experts=E, slots=1)
+    # The daemon's job disagrees (its K is 1): construction fails on every rank with its word.
+    try:
+        EP(experts(), num_experts=E, slots=2, mode="remote", address=address, job_id="errors", layer=0)
+    except (ValueError, RuntimeError) as e:
+        if rank == 0:
+            print(f"the daemon refused: {e}")
+        if "slots" not in str(e):
+            raise AssertionError(f"rank {rank}: the daemon's refusal does not name the slots: {e}")
+    else:
+        raise AssertionError(f"rank {rank}: a daemon with K = 1 accepted a layer with K = 2")
+    dist.barrier()
+
+    moe = EP(experts(), num_experts=E, slots=1, group=dist.new_group([0, 1]))
     x, ids, gates = torch.randn(6, 2), torch.randint(0, E, (6, 2)), torch.rand(6, 2)
     expect(rank, lambda: moe(x.view(3, 2, 2), ids, gates), "x: must be [tokens, features]")
     expect(rank, lambda: moe(x, ids.float(), gates), "topk_ids: must hold integer")
@@ -73,8 +89,14 @@ def worker(rank, build, tmp):
 
 
 def main():
-    with tempfile.TemporaryDirectory() as tmp:
-        mp.spawn(worker, args=(sys.argv[1], tmp), nprocs=R, join=True)
+    build = sys.argv[1]
+    daemon, _ = taot_testing.e2e_daemon(build, None, False, job_id="errors", ranks=R, experts=E, slots=1,
+                                        expert_bytes=4)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            mp.spawn(worker, args=(build, tmp, daemon.address), nprocs=R, join=True)
+    finally:
+        daemon.stop()
     print("ok")
 
 

@@ -30,7 +30,7 @@ import torch.distributed as dist
 
 import taot
 
-__all__ = ["ExpertParallel", "Session"]
+__all__ = ["ExpertParallel", "Session", "expert_parameters"]
 
 _GRAD_DTYPES = {torch.float32: "float32", torch.bfloat16: "bfloat16"}
 
@@ -410,3 +410,14 @@ class ExpertParallel(torch.nn.Module):
             layout.bind(self.local_experts[0], home_pieces[0].split(layout.numels))
             outputs.append(self.local_experts[0](rows))
         return torch.cat(outputs).index_select(0, _inverse(grouped))
+
+
+def expert_parameters(model):
+    """(name, parameter) of every ExpertParallel's experts in `model`: the parameters that are not
+    data-parallel over the expert-parallel group. Leave them out of that group's gradient
+    averaging, e.g. DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(model,
+    [name for name, _ in expert_parameters(model)]); their gradients are complete (guests'
+    parts included) when their own gradient hooks fire, so a DDP over an expert-data-parallel
+    group needs no communication hook."""
+    return [(f"{name}.home" if name else "home", module.home) for name, module in model.named_modules()
+            if isinstance(module, ExpertParallel)]
