@@ -118,7 +118,7 @@ class Session:
                              expert_bytes=expert_bytes, device_type=self.device.type,
                              **{k: client_options[k] for k in sorted(client_options)})
         self._layers = 0
-        self._pending = []  # device-plane exchanges, checked at the next call
+        self._pending = []  # device-plane exchanges not yet checked, oldest first
         node = node if node is not None else socket.gethostname()
         hosts = [None] * self.ranks
         dist.all_gather_object(hosts, socket.gethostname(), group=group)
@@ -151,14 +151,16 @@ class Session:
         return torch.cuda.current_stream(self.device).cuda_stream if self.device.type == "cuda" else None
 
     def settle(self, pending):
-        """A host plane finishes an exchange in wait(); a device plane has the trainer's stream
-        wait on it already, so its wait (a check) is left for the next call."""
-        if self.device.type == "cuda":
-            for p in self._pending:
-                p.wait(self.timeout_s)
-            self._pending = [pending]
-        else:
+        """A host plane finishes an exchange in wait(); on a device plane the trainer's stream
+        already waits for it (an event), so its wait, a check that blocks the host until the
+        exchange is done, is put off until 16 later exchanges have been started: long enough that
+        the device has finished it, so the host never waits on the layer it is enqueueing."""
+        if self.device.type != "cuda":
             pending.wait(self.timeout_s)
+            return
+        self._pending.append(pending)
+        while len(self._pending) > 16:
+            self._pending.pop(0).wait(self.timeout_s)
 
 
 _sessions = {}
