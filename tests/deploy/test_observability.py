@@ -12,24 +12,21 @@ promtool, yamllint, python3-jsonschema and python3-yaml).
 
 Usage: test_observability.py SOURCE_DIR BUILD_DIR
 """
-import copy
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
-import urllib.parse
-import urllib.request
 
 import jsonschema
 import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import taot_testing  # noqa: E402 (tests/taot_testing.py)
+from chart_render import merged, render_config_toml  # noqa: E402 (tests/deploy/chart_render.py)
+from prometheus_testing import Prometheus, dashboard_queries  # noqa: E402 (tests/deploy/prometheus_testing.py)
 
 SOURCE, BUILD = sys.argv[1], sys.argv[2]
 DAEMON = os.path.join(BUILD, "server", "taot-planner")
@@ -39,25 +36,8 @@ RULES = os.path.join(SOURCE, "deploy", "prometheus", "rules.yaml")
 CHART = os.path.join(SOURCE, "helm", "taot")
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start_daemon(*args):
     return taot_testing.Daemon(DAEMON, *args)
-
-
-def dashboard_queries(dashboard):
-    """(panel title, PromQL) for every target, with Grafana's variables as a test would set them."""
-    out = []
-    for panel in dashboard["panels"]:
-        for target in panel["targets"]:
-            expr = target["expr"]
-            expr = expr.replace("$__rate_interval", "30s").replace("$job", ".*").replace("$pod", ".*")
-            out.append((panel["title"], expr))
-    return out
 
 
 def rule_queries():
@@ -87,50 +67,24 @@ class LivePrometheusTest(unittest.TestCase):
         cls.ranks = subprocess.Popen([SIMRANKS, "--address", address, "--job-id", "obs", "--world-size", "8",
                                       "--experts", "32", "--ranks-per-node", "4", "--steps", "100000",
                                       "--layers", "4"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        config = os.path.join(cls.tmp.name, "prometheus.yml")
-        with open(config, "w") as f:
-            yaml.safe_dump({"global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-                            "scrape_configs": [{"job_name": "taot-planner",
-                                                "static_configs": [{"targets": [metrics]}]}]}, f)
-        cls.web = f"127.0.0.1:{free_port()}"
-        cls.prometheus = subprocess.Popen(
-            ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={cls.tmp.name}/data",
-             f"--web.listen-address={cls.web}", "--log.level=warn"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cls.prometheus = Prometheus(metrics, cls.tmp.name)
         # Until rates over the scrapes exist: a few scrapes of a daemon that is planning.
-        deadline = time.time() + 60
-        while True:
-            try:
-                result = cls.query('rate(taot_plans_total[30s]) > 0')["data"]["result"]
-                if result:
-                    break
-            except OSError:
-                pass
-            for name, proc in (("taot-simranks", cls.ranks), ("prometheus", cls.prometheus)):
-                if proc.poll() is not None:
-                    raise AssertionError(f"{name} exited early with status {proc.returncode}")
-            if time.time() > deadline:
-                raise AssertionError("Prometheus never saw the daemon plan")
-            time.sleep(0.5)
+        cls.prometheus.wait_for("rate(taot_plans_total[30s]) > 0", 60, alive=[("taot-simranks", cls.ranks)])
 
     @classmethod
     def tearDownClass(cls):
-        for proc in (cls.prometheus, cls.ranks):
-            if proc is not None:
-                proc.kill()
-                proc.wait()
+        if cls.prometheus is not None:
+            cls.prometheus.stop()
+        if cls.ranks is not None:
+            cls.ranks.kill()
+            cls.ranks.wait()
         if cls.daemon is not None:
             cls.daemon.stop()
         cls.tmp.cleanup()
 
     @classmethod
     def query(cls, expr):
-        url = f"http://{cls.web}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
-        try:
-            with urllib.request.urlopen(url, timeout=10) as r:
-                return json.load(r)
-        except urllib.error.HTTPError as e:  # a bad expression: 400 with Prometheus's error
-            return json.load(e)
+        return cls.prometheus.query(expr)
 
     def test_every_dashboard_panel_parses_and_returns_data(self):
         with open(DASHBOARD) as f:
@@ -158,13 +112,6 @@ class RulesTest(unittest.TestCase):
         for args in (["check", "rules", RULES], ["test", "rules", os.path.join(os.path.dirname(RULES), "rules_test.yaml")]):
             proc = subprocess.run(["promtool", *args], capture_output=True, text=True)
             self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-
-
-def merged(base, override):
-    out = copy.deepcopy(base)
-    for k, v in override.items():
-        out[k] = merged(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out
 
 
 class ChartTest(unittest.TestCase):
@@ -272,52 +219,6 @@ class ChartTest(unittest.TestCase):
                 for t in panel["targets"]:
                     self.assertIn('job=~"$job"', t["expr"])
                     self.assertIn('pod=~"$pod"', t["expr"])
-
-
-def render_config_toml(values):
-    """The chart's config.toml for `values`. Without helm here, a line-by-line rendering of the
-    few template actions configmap.yaml uses; any other action fails the test, so a template
-    change cannot slip past unrendered."""
-    with open(os.path.join(CHART, "templates", "configmap.yaml")) as f:
-        template = f.read().split("config.toml: |\n", 1)[1]
-
-    def lookup(path):
-        node = values
-        for key in path.removeprefix(".Values.").split("."):
-            node = node[key]
-        return node
-
-    def text(v):
-        return ("true" if v else "false") if isinstance(v, bool) else str(v)
-
-    def condition(expr):
-        if m := re.fullmatch(r"gt \(int (\.Values\.[\w.]+)\) 0", expr):
-            return int(lookup(m[1])) > 0
-        if m := re.fullmatch(r"and (\.Values\.[\w.]+) (\.Values\.[\w.]+)", expr):
-            return bool(lookup(m[1])) and bool(lookup(m[2]))
-        if re.fullmatch(r"\.Values\.[\w.]+", expr):
-            return bool(lookup(expr))
-        raise AssertionError(f"configmap.yaml: an action this test cannot render: {expr}")
-
-    def output(expr):
-        if expr == 'join ", " $params':
-            return ", ".join(json.dumps(f"{k}={v}") for k, v in sorted(lookup(".Values.planner.params").items()))
-        if m := re.fullmatch(r"(\.Values\.[\w.]+)( \| quote| \| int64)?", expr):
-            return json.dumps(text(lookup(m[1]))) if m[2] == " | quote" else text(lookup(m[1]))
-        raise AssertionError(f"configmap.yaml: an action this test cannot render: {expr}")
-
-    out, active = [], [True]
-    for line in template.splitlines():
-        action = re.fullmatch(r"\s*\{\{-? (.*?) -?\}\}", line)
-        if action and action[1].startswith(("if ", "with ")):
-            active.append(active[-1] and condition(action[1].split(" ", 1)[1]))
-        elif action and action[1] == "end":
-            active.pop()
-        elif action and action[1].startswith(("$params", "range ")):
-            continue  # the params list, rendered by its join
-        elif active[-1]:
-            out.append(re.sub(r"\{\{ (.*?) \}\}", lambda m: output(m[1]), line.strip()))
-    return "\n".join(out) + "\n"
 
 
 class ConfigFileTest(unittest.TestCase):
