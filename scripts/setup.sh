@@ -40,16 +40,20 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-
-if ((${#missing[@]} == 0)); then
-  echo "setup: all ${#packages[@]} packages present"
-  exit 0
-fi
+# node and npm for the deploy tests' tools, Debian's unless a node is there already.
+if [ "${1:-}" != "--build-only" ] && ! command -v npm > /dev/null; then missing+=(nodejs npm); fi
 
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-echo "setup: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
-echo "setup: done"
+if ((${#missing[@]} == 0)); then
+  echo "setup: all ${#packages[@]} packages present"
+else
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  echo "setup: done"
+fi
+if [ "${1:-}" != "--build-only" ]; then
+  $sudo "$(dirname "$0")/deploy_tools.sh"
+fi

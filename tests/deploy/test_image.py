@@ -34,14 +34,14 @@ import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import taot_testing  # noqa: E402 (tests/taot_testing.py)
-from chart_render import CHART, render_config_toml, render_container, values  # noqa: E402
+from chart_render import CHART, SIDECAR, render_config_toml, render_container, values  # noqa: E402
 from prometheus_testing import Prometheus, dashboard_queries, free_port  # noqa: E402
 
 SOURCE, BUILD = sys.argv[1], sys.argv[2]
 IMAGE = os.environ.get("TAOT_IMAGE", "taot-planner:local")
 BUILD_IMAGE = "TAOT_IMAGE" not in os.environ
 ENV = dict(os.environ, CONTAINERS_CONF=os.path.join(SOURCE, "deploy", "docker", "containers.conf"))
-TOKEN = "image-test-token"
+TOKEN = SIDECAR["token"]["value"]
 SKIP = 77
 
 
@@ -66,10 +66,7 @@ def why_podman_cannot_run():
 
 def chart_values():
     """The chart's values for this test's job: a sidecar with a token and mutual TLS."""
-    out = values({"job": {"id": "e2e", "worldSize": 4, "experts": 16, "slots": 2, "expertBytes": 2112},
-                  "token": {"enabled": True, "create": True, "value": TOKEN},
-                  "tls": {"enabled": True, "secretName": "image-tls", "clientCA": True},
-                  "roundTimeoutMs": 1000, "graceSeconds": 8, "drainSeconds": 1})
+    out = values(SIDECAR)
     with open(os.path.join(CHART, "values.schema.json")) as f:
         jsonschema.validate(out, yaml.safe_load(f))
     return out
