@@ -1,0 +1,166 @@
+// Plan latency over families of workloads, so that no family hides behind another (a benchmark,
+// not a test): for each planner, EP size (E = 4R) and K, every family's warm and cold latency,
+// and the median and the worst family side by side (docs/performance.md, "Planning latency by
+// family").
+//   build/tests/bench/planner_families [--ranks 16,64,256] [--slots 2] [--planners taot,echo]
+//                                      [--budget-ms 200]   (a markdown table on stdout, progress on stderr)
+// Families: zipf-like at 10/30/50/70/90% initial imbalance; bursts of 1, 3 and R/8 experts 10x
+// and 30x hotter than the rest; uniform (popularity even: what the noise alone gives). Cases are
+// `taot gen`'s generator, seed 1, 8 ranks per node, 4,096 tokens x top-8 per rank.
+// warm: one planner instance planning the same case again and again (its scratch reused), the
+// median plan; cold: a new instance's first plan, the median over fresh instances. Both run for
+// about --budget-ms each (at least 3 plans). One core; compare planners within one run.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "taot/planner/registry.h"
+#include "taot/sim/case_generator.h"
+
+namespace {
+
+struct Family {
+  std::string name;
+  std::function<void(taot::sim::CaseOptions&)> apply;
+};
+
+std::vector<Family> Families(int ranks) {
+  std::vector<Family> out;
+  for (int pct : {10, 30, 50, 70, 90}) {
+    out.push_back(
+        {"zipf " + std::to_string(pct) + "%", [pct](taot::sim::CaseOptions& o) { o.imbalance = pct / 100.0; }});
+  }
+  for (int hot : {1, 3, std::max(1, ranks / 8)}) {
+    for (double factor : {10.0, 30.0}) {
+      out.push_back({std::to_string(hot) + " hot x" + std::to_string(static_cast<int>(factor)),
+                     [hot, factor](taot::sim::CaseOptions& o) {
+                       o.hot_experts = hot;
+                       o.hot_factor = factor;
+                     }});
+    }
+  }
+  out.push_back({"uniform", [](taot::sim::CaseOptions& o) { o.skew = 0; }});
+  return out;
+}
+
+std::vector<std::string> Split(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(item);
+  return out;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+using Clock = std::chrono::steady_clock;
+double MicrosSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+}
+
+// Median microseconds of `plan_once` over about budget_ms of calls (at least 3).
+double MedianOver(double budget_ms, const std::function<void()>& plan_once) {
+  std::vector<double> times;
+  const Clock::time_point start = Clock::now();
+  while (times.size() < 3 || (MicrosSince(start) < budget_ms * 1000 && times.size() < 2000)) {
+    const Clock::time_point t = Clock::now();
+    plan_once();
+    times.push_back(MicrosSince(t));
+  }
+  return Median(times);
+}
+
+struct Row {
+  std::string family;
+  double warm_us, cold_us;
+};
+
+int Usage(const char* why) {
+  std::cerr << "planner_families: " << why
+            << "\nusage: planner_families [--ranks 16,64,256] [--slots 2] [--planners taot,echo] [--budget-ms 200]\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> ranks_list = {16, 64, 256};
+  std::vector<int> slots_list = {2};
+  std::vector<std::string> planners = {"taot", "echo"};
+  double budget_ms = 200;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) return Usage(("missing the value of " + flag).c_str());
+    const std::string value = argv[++i];
+    if (flag == "--ranks" || flag == "--slots") {
+      std::vector<int>& list = flag == "--ranks" ? ranks_list : slots_list;
+      list.clear();
+      for (const std::string& v : Split(value)) list.push_back(std::atoi(v.c_str()));
+    } else if (flag == "--planners") {
+      planners = Split(value);
+    } else if (flag == "--budget-ms") {
+      budget_ms = std::atof(value.c_str());
+    } else {
+      return Usage(("unknown flag " + flag).c_str());
+    }
+  }
+  std::printf(
+      "| planner | EP / E | K | warm median (us) | warm worst (us, family) | cold median (us) | cold worst (us, "
+      "family) |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
+  for (const std::string& name : planners) {
+    if (!taot::PlannerRegistry::BuiltIn().Create(name).ok()) return Usage(("unknown planner " + name).c_str());
+    for (int ranks : ranks_list) {
+      for (int slots : slots_list) {
+        std::vector<Row> rows;
+        for (const Family& family : Families(ranks)) {
+          taot::sim::CaseOptions o;
+          o.ranks = ranks;
+          o.experts = 4 * ranks;
+          o.slots_per_rank = slots;
+          o.seed = 1;
+          family.apply(o);
+          absl::StatusOr<taot::sim::GeneratedCase> generated = taot::sim::GenerateCase(o);
+          if (!generated.ok()) {
+            std::cerr << "planner_families: " << family.name << ": " << generated.status().message() << "\n";
+            return 1;
+          }
+          const taot::PlanRequest& request = generated->request;
+          std::unique_ptr<taot::Planner> warm = taot::PlannerRegistry::BuiltIn().Create(name).value();
+          (void)warm->MakePlan(request);  // the first plan sizes its scratch
+          const double warm_us = MedianOver(budget_ms, [&] { (void)warm->MakePlan(request); });
+          const double cold_us = MedianOver(budget_ms, [&] {
+            std::unique_ptr<taot::Planner> fresh = taot::PlannerRegistry::BuiltIn().Create(name).value();
+            (void)fresh->MakePlan(request);
+          });
+          rows.push_back({family.name, warm_us, cold_us});
+          std::fprintf(stderr, "  %s EP%d K%d %-12s warm %9.1f us  cold %9.1f us\n", name.c_str(), ranks, slots,
+                       family.name.c_str(), warm_us, cold_us);
+        }
+        std::vector<double> warm, cold;
+        for (const Row& r : rows) {
+          warm.push_back(r.warm_us);
+          cold.push_back(r.cold_us);
+        }
+        const Row& worst_warm =
+            *std::max_element(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.warm_us < b.warm_us; });
+        const Row& worst_cold =
+            *std::max_element(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.cold_us < b.cold_us; });
+        std::printf("| %s | EP%d / E%d | %d | %.0f | %.0f (%s) | %.0f | %.0f (%s) |\n", name.c_str(), ranks, 4 * ranks,
+                    slots, Median(warm), worst_warm.warm_us, worst_warm.family.c_str(), Median(cold),
+                    worst_cold.cold_us, worst_cold.family.c_str());
+        std::fflush(stdout);
+      }
+    }
+  }
+  return 0;
+}
