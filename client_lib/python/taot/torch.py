@@ -130,14 +130,18 @@ class Session:
                                   collective_timeout_s=timeout_s, **client_options)
 
     def _connect(self, hostname):
-        run = [uuid.uuid4().hex if self.rank == 0 else None]  # a fresh rendezvous every run
-        dist.broadcast_object_list(run, src=_global_rank(self.group, 0), group=self.group)
+        """NCCL for CUDA experts (a communicator of taot's own, from a unique id rank 0 draws),
+        else Gloo meeting through the default group's store under a prefix rank 0 draws (a fresh
+        rendezvous every run, nothing left on disk)."""
         if self.device.type == "cuda":
             if not taot.has_nccl:
                 raise RuntimeError("taot.torch: CUDA experts need taot built with NCCL (taot.has_nccl is False)")
             uid = [taot.nccl_unique_id() if self.rank == 0 else None]
             dist.broadcast_object_list(uid, src=_global_rank(self.group, 0), group=self.group)
-            return taot.connect_nccl(self.rank, self.ranks, self.device.index or 0, uid[0], timeout_s=self.timeout_s)
+            index = self.device.index if self.device.index is not None else torch.cuda.current_device()
+            return taot.connect_nccl(self.rank, self.ranks, index, uid[0], timeout_s=self.timeout_s)
+        run = [uuid.uuid4().hex if self.rank == 0 else None]
+        dist.broadcast_object_list(run, src=_global_rank(self.group, 0), group=self.group)
         store = dist.distributed_c10d._get_default_store()
         return taot.connect_store(self.rank, self.ranks, store, f"taot/{run[0]}/", hostname=hostname,
                                   timeout_s=self.timeout_s)
