@@ -109,16 +109,20 @@ def e2e_daemon(build, tmp, secure, *, job_id, ranks, experts, slots, expert_byte
     return daemon, client
 
 
-def replica_transfers(metrics, wait_s=20):
-    """taot_replica_transfers_total, summed. Local mode's counts reach the daemon off the
-    critical path, so the count may still be rising: wait for it a little."""
+def assert_replica_transfers(metrics, wait_s=20):
+    """taot_replica_transfers_total, summed, must be positive: the daemon saw replication. Local
+    mode's counts reach the daemon off the critical path, so the count may still be rising: wait
+    for it a little."""
     deadline = time.time() + wait_s
     while True:
         with urllib.request.urlopen(f"http://{metrics}/metrics", timeout=10) as r:
             text = r.read().decode()
         transfers = sum(float(v) for v in re.findall(r"^taot_replica_transfers_total\{[^}]*\} (\S+)", text, re.M))
-        if transfers > 0 or time.time() > deadline:
-            return transfers
+        if transfers > 0:
+            print(f"daemon metrics: {transfers:.0f} replica transfers")
+            return
+        if time.time() > deadline:
+            raise AssertionError("the daemon's metrics show no replica transfers")
         time.sleep(0.2)
 
 

@@ -2,9 +2,9 @@
 
 #include <atomic>
 #include <functional>
-#include <map>
 #include <new>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <unordered_set>
 #include <vector>
@@ -585,14 +585,6 @@ grpc::ServerUnaryReactor* AdminService::PlanCase(grpc::CallbackServerContext* co
 
 namespace {
 
-// Node labels up to renaming: the first node seen is 0, the next new one 1, ...
-std::vector<int> FirstSeenOrder(const std::vector<int>& node_of_rank) {
-  std::vector<int> out;
-  std::map<int, int> seen;
-  for (int node : node_of_rank) out.push_back(seen.emplace(node, static_cast<int>(seen.size())).first->second);
-  return out;
-}
-
 // A dry run answers for this job only if the case has the job's shape: the same ranks, experts
 // and slots, and where the job's configuration fixes the nodes, the same grouping of ranks.
 absl::Status CheckCaseFitsJob(const PlanRequest& c, const JobConfig& job) {
@@ -606,7 +598,9 @@ absl::Status CheckCaseFitsJob(const PlanRequest& c, const JobConfig& job) {
   if (c.slots_per_rank() != job.slots_per_rank) {
     return differs("slots_per_rank", "slots", job.slots_per_rank, c.slots_per_rank());
   }
-  if (job.node_of_rank && FirstSeenOrder(*job.node_of_rank) != FirstSeenOrder(c.topology().node_of_rank())) {
+  // Node ids up to renaming: both sides numbered by their lowest rank.
+  if (job.node_of_rank && NodeIdsByLowestRank(std::span<const int>(*job.node_of_rank)) !=
+                              NodeIdsByLowestRank(std::span<const int>(c.topology().node_of_rank()))) {
     return absl::InvalidArgumentError(
         "case_json: topology: its ranks are grouped into nodes differently from the daemon's job (--ranks-per-node "
         "or the configured nodes)");

@@ -14,7 +14,7 @@ CHART = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 
 # The sidecar the container test runs (tests/deploy/test_image.py): the job of the PyTorch
 # end-to-end test, a token and mutual TLS; tests/deploy/test_chart.py renders it with helm too.
-SIDECAR = {"job": {"id": "e2e", "worldSize": 4, "experts": 16, "slots": 2, "expertBytes": 2112},
+SIDECAR = {"job": {"id": "e2e", "worldSize": 4, "experts": 16, "slots": 2, "expertBytes": 1120},
            "token": {"enabled": True, "create": True, "value": "image-test-token"},
            "tls": {"enabled": True, "secretName": "image-tls", "clientCA": True},
            "roundTimeoutMs": 1000, "graceSeconds": 8, "drainSeconds": 1}

@@ -275,10 +275,7 @@ def main():
         os.makedirs(tmp + "/taot")
         try:
             mp.spawn(worker, args=(args,), nprocs=R, join=True)
-            transfers = taot_testing.replica_transfers(metrics)
-            if transfers <= 0:
-                raise AssertionError("the daemon's metrics show no replica transfers")
-            print(f"daemon metrics: {transfers:.0f} replica transfers")
+            taot_testing.assert_replica_transfers(metrics)
         finally:
             daemon.stop()
     print("ok")
