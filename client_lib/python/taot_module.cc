@@ -263,8 +263,6 @@ PYBIND11_MODULE(_taot, m) {
       .def_property_readonly("reason", [](const LayerPlan& p) { return p.identity.reason; })
       .def_property_readonly("version", [](const LayerPlan& p) { return p.identity.version; })
       .def_property_readonly("plan_seconds", [](const LayerPlan& p) { return absl::ToDoubleSeconds(p.plan_time); })
-      .def_property_readonly("agreement_seconds",
-                             [](const LayerPlan& p) { return absl::ToDoubleSeconds(p.agreement_time); })
       .def_property_readonly("hash", [](const LayerPlan& p) { return p.identity.hash; })
       .def_property_readonly(
           "replicas",

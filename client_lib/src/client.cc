@@ -1,7 +1,9 @@
 #include "taot/client/client.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -9,6 +11,7 @@
 #include <set>
 #include <vector>
 
+#include "absl/base/casts.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
@@ -76,6 +79,46 @@ absl::StatusOr<std::string> AgreeOnRunId(const ClientOptions& o, std::span<const
   return absl::StrCat(absl::Hex(static_cast<uint64_t>(all[1]), absl::kZeroPad16));
 }
 
+// What ranks compare to know that they hold the same placement.
+int64_t PlacementHash(const std::vector<Replica>& replicas) {
+  Plan placement;
+  placement.replicas = replicas;
+  return static_cast<int64_t>(PlanHash(placement));
+}
+
+// The options every rank must give alike: with them, every rank's local planner makes the same
+// plan from the same gathered counts, and every rank calls the same collectives.
+constexpr size_t kSharedSettings = 6;
+using SharedSettings = std::array<int64_t, kSharedSettings>;
+constexpr const char* kSharedSettingNames[kSharedSettings] = {
+    "experts", "slots_per_rank", "expert_bytes", "inter_node_cost", "mode", "planner and params"};
+
+SharedSettings SharedSettingsOf(const ClientOptions& o) {
+  Fnv1a planner;
+  planner.AddBytes(o.planner);
+  for (const auto& [key, value] : o.params) {
+    planner.AddBytes(key);
+    planner.AddBytes("=");
+    planner.AddBytes(value);
+    planner.AddBytes(";");
+  }
+  return {o.experts,
+          o.slots_per_rank,
+          o.expert_bytes,
+          absl::bit_cast<int64_t>(o.inter_node_cost),
+          static_cast<int64_t>(o.mode),
+          static_cast<int64_t>(planner.hash())};
+}
+
+absl::Status CheckSharedSettings(const SharedSettings& mine, const SharedSettings& theirs, int rank) {
+  for (size_t i = 0; i < kSharedSettings; ++i) {
+    if (mine[i] == theirs[i]) continue;
+    return absl::InvalidArgumentError(absl::StrCat(kSharedSettingNames[i], ": must be the same on every rank; rank ",
+                                                   rank, "'s differs from this rank's"));
+  }
+  return absl::OkStatus();
+}
+
 // One line of what the client changed, to options.log or standard error.
 void Say(const ClientOptions& options, int rank, std::string_view line) {
   const std::string text = absl::StrCat("taot rank ", rank, ": ", std::string(line));
@@ -120,6 +163,7 @@ class Client::Impl {
         gathered_(EmptyRequest(std::move(problem))),
         planner_(std::move(planner)),
         link_(std::move(link)),
+        tags_(static_cast<size_t>(transport.size())),
         daemon_in_use_(all_registered) {}
 
   absl::StatusOr<LayerPlan> PlanLayer(int64_t step, int layer, std::span<const int64_t> row) {
@@ -132,7 +176,7 @@ class Client::Impl {
       return absl::InvalidArgumentError(
           absl::StrCat("row[", *e, "]: must be in [0, ", kMaxTokensPerEntry, "], got ", row[*e]));
     }
-    HostRow source(transport_, row, options_.collective_timeout, send_);
+    HostRow source(transport_, row, options_.collective_timeout, host_row_);
     return PlanLayerFrom(step, layer, source);
   }
 
@@ -158,8 +202,8 @@ class Client::Impl {
     if (absl::Status s = CheckLayer(step, layer); !s.ok()) return s;
     std::optional<std::vector<Replica>> replicas = link_->Prefetched(step, layer, wait);
     Plan placement;
-    if (replicas.has_value()) placement.replicas = *std::move(replicas);
-    const int64_t mine[2] = {replicas.has_value() ? 1 : 0, static_cast<int64_t>(PlanHash(placement))};
+    if (replicas.has_value()) placement.replicas = *replicas;
+    const int64_t mine[2] = {replicas.has_value() ? 1 : 0, replicas.has_value() ? PlacementHash(*replicas) : 0};
     std::vector<int64_t> all(2 * static_cast<size_t>(transport_.size()));
     if (absl::Status s = transport_.AllGather(mine, all, options_.collective_timeout); !s.ok()) return s;
     for (size_t r = 0; r < all.size(); r += 2) {
@@ -195,20 +239,17 @@ class Client::Impl {
         break;
     }
     if (!plan.ok()) return plan.status();
-    const absl::Time planned = absl::Now();
-    absl::StatusOr<LayerPlan> agreed = Agree(*std::move(plan));
-    if (!agreed.ok()) return agreed;
-    agreed->plan_time = planned - start;
-    agreed->agreement_time = absl::Now() - planned;
+    LayerPlan agreed = Agree(*std::move(plan));
+    agreed.plan_time = absl::Now() - start;
     return agreed;
   }
 
-  // A rank's plan before the agreement, and whether every rank is already known to hold it
-  // (remote mode learns it from the gather it does anyway).
+  // A rank's plan, and whether every rank holds the same one: known from the gathered values
+  // every rank reached it from (local and predictive modes), or from the gather of the daemon's
+  // answers (remote mode).
   struct Candidate {
-    Candidate(LayerPlan p, std::optional<bool> held = std::nullopt) : plan(std::move(p)), all_hold_it(held) {}
     LayerPlan plan;
-    std::optional<bool> all_hold_it;
+    bool all_hold_it;
   };
 
   // The daemon's plan, unless a rank could not get it (then all plan locally, skip the daemon
@@ -260,12 +301,12 @@ class Client::Impl {
     // The gather above already holds every rank's (version, hash): the agreement needs no second.
     bool same = true;
     for (size_t r = 0; r < all.size(); r += 3) same = same && all[r + 1] == mine[1] && all[r + 2] == mine[2];
-    return Candidate(std::move(out), same);
+    return Candidate{std::move(out), same};
   }
 
+  // The daemon's placement split over the gathered counts when every rank holds the same one (each
+  // rank's tag says which it holds), else the local planner's plan on every rank.
   absl::StatusOr<Candidate> Predictive(int64_t step, int layer, LoadSource& source) {
-    if (absl::StatusOr<bool> s = source.Gather(true, gathered_.load.values()); !s.ok()) return s.status();
-    if (transport_.rank() == 0) link_->ReportMatrixLater(step, layer, gathered_.load);
     // The daemon places (step, layer) from the round (step - 1, layer): wait only when this
     // client reported that round.
     const bool expected = reported_.contains({step - 1, layer});
@@ -273,30 +314,43 @@ class Client::Impl {
     if (reported_.size() > 4096) reported_.erase(reported_.begin());
     std::optional<std::vector<Replica>> replicas =
         link_->Prefetched(step, layer, expected ? options_.placement_wait : absl::ZeroDuration());
-    if (!replicas) return PlanHere("no prefetch for this layer yet");
+    RankTag mine{1, 0, 0};
+    if (replicas.has_value()) mine = {1, 1, PlacementHash(*replicas)};
+    if (absl::Status s = source.Gather(mine, gathered_.load.values(), tags_); !s.ok()) return s;
+    if (transport_.rank() == 0) link_->ReportMatrixLater(step, layer, gathered_.load);
+    const auto holding = std::count(tags_.begin(), tags_.end(), mine);
+    if (!replicas.has_value()) return PlanHere("no placement for this layer yet");
+    if (holding < transport_.size()) {
+      return PlanHere(absl::StrCat(holding, " of ", transport_.size(), " ranks held this layer's placement"));
+    }
     absl::StatusOr<Plan> split = SplitOverReplicas(gathered_, *std::move(replicas));
-    if (!split.ok()) return PlanHere(absl::StrCat("the prefetched replicas did not fit: ", split.status().message()));
+    if (!split.ok()) return PlanHere(absl::StrCat("the placement did not fit: ", split.status().message()));
     LayerPlan out;
     out.plan = *std::move(split);
     out.identity = {0, PlanHash(out.plan), Provenance::kPushedReplicas, ""};
     Count(&ClientStats::placement_plans);
-    return out;
+    return Candidate{std::move(out), true};
   }
 
-  // The local planner's plan; `ready` is this rank's flag gathered with the row, `all_ready`
+  // The local planner's plan; `ready` is this rank's tag gathered with the row, `all_ready`
   // (when asked) whether every rank's was set.
   absl::StatusOr<Candidate> Local(int64_t step, int layer, LoadSource& source, std::string reason, bool ready = true,
                                   bool* all_ready = nullptr) {
-    absl::StatusOr<bool> gathered = source.Gather(ready, gathered_.load.values());
-    if (!gathered.ok()) return gathered.status();
-    if (all_ready != nullptr) *all_ready = *gathered;
+    if (absl::Status s = source.Gather(RankTag{ready ? 1 : 0, 0, 0}, gathered_.load.values(), tags_); !s.ok()) {
+      return s;
+    }
+    if (all_ready != nullptr) {
+      *all_ready = std::all_of(tags_.begin(), tags_.end(), [](const RankTag& t) { return t.ready != 0; });
+    }
     if (link_ != nullptr && options_.mode == Mode::kLocal && transport_.rank() == 0) {
       link_->ReportMatrixLater(step, layer, gathered_.load);  // the daemon's metrics
     }
     return PlanHere(std::move(reason));
   }
 
-  // The local planner on gathered_.
+  // The local planner on gathered_. Every rank holds the same plan without asking: they planned
+  // the same gathered counts with the same deterministic planner (Planner's contract; the name,
+  // parameters and problem are checked equal on every rank when the client is made).
   absl::StatusOr<Candidate> PlanHere(std::string reason) {
     absl::StatusOr<ScoredPlan> scored = RunPlanner(*planner_, gathered_);
     if (!scored.ok()) return scored.status();
@@ -304,18 +358,14 @@ class Client::Impl {
     out.plan = std::move(scored->plan);
     out.identity = {0, PlanHash(out.plan), Provenance::kLocalPlan, std::move(reason)};
     Count(&ClientStats::local_plans);
-    return out;
+    return Candidate{std::move(out), true};
   }
 
   // The same plan on every rank, or no replication on all.
-  absl::StatusOr<LayerPlan> Agree(Candidate candidate) {
+  LayerPlan Agree(Candidate candidate) {
     LayerPlan& plan = candidate.plan;
-    absl::StatusOr<bool> same = candidate.all_hold_it.has_value()
-                                    ? *candidate.all_hold_it
-                                    : AllHoldTheSamePlan(transport_, plan.identity, options_.collective_timeout);
-    if (!same.ok()) return same.status();
     Count(&ClientStats::layers);
-    if (*same) return std::move(plan);
+    if (candidate.all_hold_it) return std::move(plan);
     Count(&ClientStats::disagreements);
     const char* from = ProvenanceName(plan.identity.provenance);
     Log(absl::StrCat("the ranks held different plans (this rank's came from ", from,
@@ -338,7 +388,8 @@ class Client::Impl {
   PlanRequest gathered_;  // the job's request; its load is the latest all-gathered counts
   std::unique_ptr<Planner> planner_;
   std::unique_ptr<DaemonLink> link_;
-  std::vector<int64_t> send_;  // HostRow's gather buffer, kept between layers
+  std::vector<RankTag> tags_;  // every rank's tag from the latest gather
+  HostRowBuffers host_row_;    // HostRow's buffers, kept between layers
   PlaneCounts plane_counts_;   // PlaneIds' buffers, kept between layers
   // The daemon back-off, the same on every rank (driven by gathered values only): whether every
   // rank is known to be registered, and the layers still to plan locally after a failure.
@@ -357,17 +408,31 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& opti
   absl::StatusOr<std::unique_ptr<Planner>> planner =
       PlannerRegistry::BuiltIn().CreateRunnable(options.planner, options.params);
   if (!planner.ok()) return planner.status();
-  // Who shares a node (every rank's node name, numbered in order of the lowest rank on it), and
-  // the run id.
-  const int64_t mine[3] = {NameHash(options.node), options.run_id.empty() ? 0 : NameHash(options.run_id),
-                           static_cast<int64_t>(std::random_device{}()) << 32 | std::random_device{}()};
-  std::vector<int64_t> all(3 * static_cast<size_t>(transport->size()));
+  // Who shares a node (every rank's node name, numbered in order of the lowest rank on it), the
+  // run id, and the settings every rank must share.
+  const SharedSettings settings = SharedSettingsOf(options);
+  const int64_t mine[3 + kSharedSettings] = {
+      NameHash(options.node),
+      options.run_id.empty() ? 0 : NameHash(options.run_id),
+      static_cast<int64_t>(std::random_device{}()) << 32 | std::random_device{}(),
+      settings[0],
+      settings[1],
+      settings[2],
+      settings[3],
+      settings[4],
+      settings[5]};
+  constexpr size_t kWords = std::size(mine);
+  std::vector<int64_t> all(kWords * static_cast<size_t>(transport->size()));
   if (absl::Status s = transport->AllGather(mine, all, options.collective_timeout); !s.ok()) return s;
   std::vector<int64_t> node_hashes;
   std::vector<int64_t> runs;
-  for (size_t r = 0; r < all.size(); r += 3) {
+  for (size_t r = 0; r < all.size(); r += kWords) {
     node_hashes.push_back(all[r]);
     runs.insert(runs.end(), {all[r + 1], all[r + 2]});
+    SharedSettings theirs;
+    std::copy(all.begin() + static_cast<std::ptrdiff_t>(r + 3), all.begin() + static_cast<std::ptrdiff_t>(r + kWords),
+              theirs.begin());
+    if (absl::Status s = CheckSharedSettings(settings, theirs, static_cast<int>(r / kWords)); !s.ok()) return s;
   }
   absl::StatusOr<Topology> topology =
       Topology::FromNodes(NodeIdsByLowestRank<int64_t>(node_hashes), options.inter_node_cost);

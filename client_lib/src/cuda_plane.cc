@@ -7,6 +7,8 @@
 #include "taot/kernels/accumulate.h"
 #include "taot/kernels/expert_weights.h"
 #include "taot/kernels/reroute.h"
+#include "taot/kernels/words.h"
+#include "transport_parts.h"
 
 namespace taot::client {
 namespace {
@@ -95,9 +97,10 @@ absl::Status CudaPlane::CountExperts(const void* ids, bool wide, int64_t n, int3
               "count experts");
 }
 
-absl::Status CudaPlane::SetFlag(int64_t* dst, bool flag) {
+absl::Status CudaPlane::WriteWords(int64_t* dst, const kernels::Words& words) {
+  if (words.count < 0 || words.count > kernels::kMaxWords) return WordCountError(words);
   if (absl::Status s = Use(); !s.ok()) return s;
-  return Cuda(cudaMemsetAsync(dst, flag ? 0xFF : 0, sizeof(int64_t), stream_), "flag");
+  return Cuda(kernels::WriteWordsCuda(dst, words, stream_), "write words");
 }
 
 absl::Status CudaPlane::Download(const int64_t* src, std::span<int64_t> dst) {

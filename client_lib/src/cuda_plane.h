@@ -32,7 +32,7 @@ class CudaPlane final : public DataPlane {
   absl::Status AccumulateMany(float* dst, const kernels::GradSources& sources, size_t n) override;
   absl::Status CountExperts(const void* ids, bool wide, int64_t n, int32_t experts, int64_t* counts,
                             kernels::RouteCheck* check) override;
-  absl::Status SetFlag(int64_t* dst, bool flag) override;
+  absl::Status WriteWords(int64_t* dst, const kernels::Words& words) override;
   absl::Status Download(const int64_t* src, std::span<int64_t> dst) override;
   Copies copies() const override { return copies_; }
   size_t RerouteWorkspaceBytes(int64_t n, const kernels::RouteTable& table) const override;

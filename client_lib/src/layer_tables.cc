@@ -54,7 +54,17 @@ absl::Status LayerTables::Load(Transport& transport, const Plan& plan, int exper
     if (t.guest == me) received.push_back(t.slot);
   }
 
-  const Layout layout = LayoutFor(route->guests.size(), static_cast<size_t>(experts), sent.size(), received.size());
+  // Every section sits where the fullest plan of this shape (every slot filled, every home expert
+  // sent) puts it, so the tables keep one address and one size while the shape does: a CUDA graph
+  // that captured the upload and the kernels reading the tables replays on every later plan.
+  const size_t per_rank_slots = static_cast<size_t>(slots);
+  const Layout layout = LayoutFor(static_cast<size_t>(R) * per_rank_slots, static_cast<size_t>(experts),
+                                  static_cast<size_t>(per_rank), per_rank_slots);
+  if (route->guests.size() > static_cast<size_t>(R) * per_rank_slots || sent.size() > static_cast<size_t>(per_rank) ||
+      received.size() > per_rank_slots) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("plan.replicas: more than the ", R * slots, " replicas of ", R, " ranks x ", slots, " slots"));
+  }
   std::vector<char> blob(layout.bytes);
   Put(blob, layout.pair_end, route->pair_end);
   Put(blob, layout.guest_begin, route->offsets);

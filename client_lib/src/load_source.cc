@@ -1,5 +1,6 @@
 #include "load_source.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -8,30 +9,38 @@
 namespace taot::client {
 namespace {
 
-// The flag bit of a host row's first entry: above every valid entry (at most 2^40), below the sign.
-constexpr int64_t kFlagBit = int64_t{1} << 62;
-
-// A plane rank's entries: E counts, the RouteCheck (two entries), the flag.
+// A plane rank's entries: E counts, the RouteCheck (two entries), the tag.
 static_assert(sizeof(kernels::RouteCheck) == 2 * sizeof(int64_t));
-constexpr size_t kExtraEntries = 3;
+constexpr size_t kCheckEntries = 2;
+
+// Splits gathered entries (per rank: E counts, then `skip` entries, then the tag) into the load
+// matrix and the tags.
+void Split(std::span<const int64_t> gathered, size_t experts, size_t skip, std::span<int64_t> load,
+           std::span<RankTag> tags) {
+  const size_t entries = experts + skip + kTagWords;
+  for (size_t r = 0; r < tags.size(); ++r) {
+    const int64_t* from = gathered.data() + r * entries;
+    std::copy(from, from + experts, load.begin() + static_cast<std::ptrdiff_t>(r * experts));
+    const int64_t* tag = from + experts + skip;
+    tags[r] = {tag[0], tag[1], tag[2]};
+  }
+}
 
 }  // namespace
 
-absl::StatusOr<bool> HostRow::Gather(bool flag, std::span<int64_t> load) {
-  buffer_.assign(row_.begin(), row_.end());
-  if (flag) buffer_[0] |= kFlagBit;
-  if (absl::Status s = transport_.AllGather(buffer_, load, timeout_); !s.ok()) return s;
-  bool all = true;
-  for (size_t r = 0; r < load.size(); r += row_.size()) {
-    all = all && (load[r] & kFlagBit) != 0;
-    load[r] &= ~kFlagBit;
-  }
-  return all;
+absl::Status HostRow::Gather(const RankTag& mine, std::span<int64_t> load, std::span<RankTag> tags) {
+  std::vector<int64_t>& send = buffers_.mine;
+  send.assign(row_.begin(), row_.end());
+  send.insert(send.end(), {mine.ready, mine.holds_placement, mine.placement_hash});
+  buffers_.all.resize(send.size() * tags.size());
+  if (absl::Status s = transport_.AllGather(send, buffers_.all, timeout_); !s.ok()) return s;
+  Split(buffers_.all, row_.size(), 0, load, tags);
+  return absl::OkStatus();
 }
 
-absl::Status PlaneIds::Count(bool flag) {
+absl::Status PlaneIds::Count(const RankTag& tag) {
   DataPlane& plane = transport_.plane();
-  const size_t entries = static_cast<size_t>(experts_) + kExtraEntries;
+  const size_t entries = static_cast<size_t>(experts_) + kCheckEntries + kTagWords;
   if (buffers_.entries != entries || buffers_.ranks != transport_.size()) {
     absl::StatusOr<std::unique_ptr<TransportBuffer>> mine = plane.NewBuffer(entries * sizeof(int64_t));
     if (!mine.ok()) return mine.status();
@@ -53,7 +62,12 @@ absl::Status PlaneIds::Count(bool flag) {
       !s.ok()) {
     return s;
   }
-  return plane.SetFlag(mine + experts_ + 2, flag);
+  kernels::Words words;
+  words.value[0] = tag.ready;
+  words.value[1] = tag.holds_placement;
+  words.value[2] = tag.placement_hash;
+  words.count = kTagWords;
+  return plane.WriteWords(mine + experts_ + kCheckEntries, words);
 }
 
 absl::Status PlaneIds::CheckIds(std::span<const int64_t> entries) const {
@@ -65,7 +79,7 @@ absl::Status PlaneIds::CheckIds(std::span<const int64_t> entries) const {
 }
 
 absl::StatusOr<std::span<const int64_t>> PlaneIds::Row() {
-  if (absl::Status s = Count(true); !s.ok()) return s;
+  if (absl::Status s = Count(RankTag{}); !s.ok()) return s;
   DataPlane& plane = transport_.plane();
   std::span<int64_t> row(buffers_.host.data(), buffers_.entries);
   if (absl::Status s = plane.Download(static_cast<const int64_t*>(buffers_.mine->data()), row); !s.ok()) return s;
@@ -74,8 +88,8 @@ absl::StatusOr<std::span<const int64_t>> PlaneIds::Row() {
   return row.first(static_cast<size_t>(experts_));
 }
 
-absl::StatusOr<bool> PlaneIds::Gather(bool flag, std::span<int64_t> load) {
-  if (absl::Status s = Count(flag); !s.ok()) return s;
+absl::Status PlaneIds::Gather(const RankTag& mine, std::span<int64_t> load, std::span<RankTag> tags) {
+  if (absl::Status s = Count(mine); !s.ok()) return s;
   DataPlane& plane = transport_.plane();
   if (absl::Status s =
           transport_.AllGatherOnPlane(static_cast<const int64_t*>(buffers_.mine->data()),
@@ -87,19 +101,12 @@ absl::StatusOr<bool> PlaneIds::Gather(bool flag, std::span<int64_t> load) {
     return s;
   }
   if (absl::Status s = plane.Finish(timeout_); !s.ok()) return s;
-  bool all = true;
-  const auto E = static_cast<size_t>(experts_);
-  for (int r = 0; r < transport_.size(); ++r) {
-    std::span<const int64_t> entries(buffers_.host.data() + static_cast<size_t>(r) * buffers_.entries,
-                                     buffers_.entries);
-    if (r == transport_.rank()) {
-      if (absl::Status s = CheckIds(entries); !s.ok()) return s;
-    }
-    std::copy(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(E),
-              load.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(r) * E));
-    all = all && entries[E + 2] != 0;
+  const size_t me = static_cast<size_t>(transport_.rank()) * buffers_.entries;
+  if (absl::Status s = CheckIds(std::span<const int64_t>(buffers_.host).subspan(me, buffers_.entries)); !s.ok()) {
+    return s;
   }
-  return all;
+  Split(buffers_.host, static_cast<size_t>(experts_), kCheckEntries, load, tags);
+  return absl::OkStatus();
 }
 
 }  // namespace taot::client

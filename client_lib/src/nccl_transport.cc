@@ -60,21 +60,10 @@ class NcclTransport final : public Transport {
     if (absl::Status s = Scratch(bytes); !s.ok()) return s;
     auto* send = static_cast<int64_t*>(scratch_);
     int64_t* recv = send + mine.size();
-    if (absl::Status s = Cuda(cudaMemcpyAsync(send, mine.data(), mine.size_bytes(), cudaMemcpyHostToDevice, stream_),
-                              "all-gather copy in");
-        !s.ok()) {
-      return s;
-    }
-    if (absl::Status s =
-            Nccl(ncclAllGather(send, recv, mine.size(), ncclInt64, comm_->comm, stream_), "nccl all-gather");
-        !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = Cuda(cudaMemcpyAsync(all.data(), recv, all.size_bytes(), cudaMemcpyDeviceToHost, stream_),
-                              "all-gather copy out");
-        !s.ok()) {
-      return s;
-    }
+    // Through the plane's copies, so that its counters hold every host-device copy a layer makes.
+    if (absl::Status s = plane_.Upload(mine.data(), mine.size_bytes(), send); !s.ok()) return s;
+    if (absl::Status s = AllGatherOnPlane(send, recv, mine.size(), timeout); !s.ok()) return s;
+    if (absl::Status s = plane_.Download(recv, all); !s.ok()) return s;
     return plane_.Finish(timeout);
   }
 

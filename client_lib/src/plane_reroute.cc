@@ -4,12 +4,42 @@
 
 namespace taot::client {
 
-absl::Status StartReroute(Transport& transport, const LayerTables& tables, const int32_t* expert_ids, int64_t pairs,
-                          const RerouteOutputs& outputs, RerouteWorkspace& workspace,
-                          std::optional<uintptr_t> trainer_stream) {
+absl::Status RerouteWorkspace::GrowTo(DataPlane& plane, size_t bytes) {
+  if (bytes <= bytes_ && buffer_ != nullptr) return absl::OkStatus();
+  if (absl::Status s = plane.Finish(wait_); !s.ok()) return s;
+  buffer_.reset();
+  bytes_ = 0;
+  absl::StatusOr<std::unique_ptr<TransportBuffer>> buffer = plane.NewBuffer(bytes);
+  if (!buffer.ok()) return buffer.status();
+  buffer_ = *std::move(buffer);
+  bytes_ = bytes;
+  ++grows_;
+  return absl::OkStatus();
+}
+
+namespace {
+
+absl::Status CheckLoaded(const Transport& transport, const LayerTables& tables) {
   if (!tables.loaded() || tables.transport() != &transport) {
     return absl::FailedPreconditionError("tables: no plan is loaded on this transport");
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ReserveRerouteWorkspace(Transport& transport, const LayerTables& tables, int64_t max_pairs,
+                                     RerouteWorkspace& workspace) {
+  if (absl::Status s = CheckLoaded(transport, tables); !s.ok()) return s;
+  if (max_pairs < 0) return absl::InvalidArgumentError(absl::StrCat("max_pairs: must be >= 0, got ", max_pairs));
+  DataPlane& plane = transport.plane();
+  return workspace.GrowTo(plane, plane.RerouteWorkspaceBytes(max_pairs, tables.route()));
+}
+
+absl::Status StartReroute(Transport& transport, const LayerTables& tables, const int32_t* expert_ids, int64_t pairs,
+                          const RerouteOutputs& outputs, RerouteWorkspace& workspace,
+                          std::optional<uintptr_t> trainer_stream) {
+  if (absl::Status s = CheckLoaded(transport, tables); !s.ok()) return s;
   if (pairs < 0) return absl::InvalidArgumentError(absl::StrCat("pairs: must be >= 0, got ", pairs));
   if (pairs > 0 && expert_ids == nullptr) return absl::InvalidArgumentError("expert_ids: must not be null");
   for (auto [field, p] : {std::pair<const char*, const void*>{"outputs.virtual_expert", outputs.virtual_expert},
@@ -21,23 +51,13 @@ absl::Status StartReroute(Transport& transport, const LayerTables& tables, const
   }
   DataPlane& plane = transport.plane();
   const kernels::RouteTable route = tables.route();
-  const size_t bytes = plane.RerouteWorkspaceBytes(pairs, route);
-  if (bytes > workspace.bytes_ || workspace.buffer_ == nullptr) {
-    if (absl::Status s = plane.Finish(workspace.wait_); !s.ok()) return s;
-    workspace.buffer_.reset();
-    workspace.bytes_ = 0;
-    absl::StatusOr<std::unique_ptr<TransportBuffer>> buffer = plane.NewBuffer(bytes);
-    if (!buffer.ok()) return buffer.status();
-    workspace.buffer_ = *std::move(buffer);
-    workspace.bytes_ = bytes;
-    ++workspace.grows_;
-  }
+  if (absl::Status s = workspace.GrowTo(plane, plane.RerouteWorkspaceBytes(pairs, route)); !s.ok()) return s;
   if (trainer_stream.has_value()) {
     if (absl::Status s = plane.AwaitStream(*trainer_stream); !s.ok()) return s;
   }
   if (absl::Status s =
           plane.Reroute(expert_ids, pairs, route, outputs.virtual_expert, outputs.dest_rank, outputs.send_counts,
-                        outputs.order, workspace.buffer_->data(), workspace.bytes_, outputs.check);
+                        outputs.order, workspace.data(), workspace.bytes(), outputs.check);
       !s.ok()) {
     return s;
   }

@@ -7,6 +7,7 @@
 #include "taot/kernels/accumulate.h"
 #include "taot/kernels/expert_weights.h"
 #include "taot/kernels/reroute.h"
+#include "taot/kernels/words.h"
 
 namespace taot::client {
 namespace {
@@ -26,6 +27,11 @@ absl::Status TensorCountError(const kernels::ExpertTensors& tensors) {
 }
 
 }  // namespace
+
+absl::Status WordCountError(const kernels::Words& words) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("words.count: must be in [0, ", kernels::kMaxWords, "], got ", words.count));
+}
 
 absl::StatusOr<std::unique_ptr<TransportBuffer>> HostPlane::NewBuffer(size_t bytes) {
   return std::make_unique<HostBuffer>(bytes);
@@ -62,8 +68,8 @@ absl::Status HostPlane::CountExperts(const void* ids, bool wide, int64_t n, int3
   return absl::OkStatus();
 }
 
-absl::Status HostPlane::SetFlag(int64_t* dst, bool flag) {
-  *dst = flag ? -1 : 0;
+absl::Status HostPlane::WriteWords(int64_t* dst, const kernels::Words& words) {
+  if (!kernels::WriteWordsCpu(dst, words)) return WordCountError(words);
   return absl::OkStatus();
 }
 

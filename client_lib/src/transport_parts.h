@@ -24,7 +24,7 @@ class HostPlane final : public DataPlane {
   absl::Status AccumulateMany(float* dst, const kernels::GradSources& sources, size_t n) override;
   absl::Status CountExperts(const void* ids, bool wide, int64_t n, int32_t experts, int64_t* counts,
                             kernels::RouteCheck* check) override;
-  absl::Status SetFlag(int64_t* dst, bool flag) override;
+  absl::Status WriteWords(int64_t* dst, const kernels::Words& words) override;
   absl::Status Download(const int64_t* src, std::span<int64_t> dst) override;
   Copies copies() const override { return copies_; }
   size_t RerouteWorkspaceBytes(int64_t n, const kernels::RouteTable& table) const override;
@@ -53,5 +53,8 @@ class HostMemoryTransport : public Transport {
 
 // Every peer of an exchange is another rank of the group; the error names the operation.
 absl::Status CheckPeers(const std::vector<SendOp>& sends, const std::vector<RecvOp>& recvs, int rank, int size);
+
+// The error for a kernels::Words whose count is outside [0, kMaxWords], on every plane.
+absl::Status WordCountError(const kernels::Words& words);
 
 }  // namespace taot::client

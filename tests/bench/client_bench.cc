@@ -1,8 +1,8 @@
 // Client-side cost per MoE layer in each mode (a benchmark, not a test): R ranks as threads of
 // this process, connected by the in-process transport (or --transport gloo: TCP over loopback),
 // with an in-process daemon for the remote and predictive modes. Per layer and rank: the plan's wait (the daemon's
-// round; or the all-gather and the local plan; or the all-gather and the split over pushed replicas), the agreement (an
-// all-gather of version and hash), and the token reroute of the rank's pairs. Prints a markdown table
+// round and the gather of every rank's answer; or the all-gather of counts and the local plan; or the all-gather
+// and the split over pushed replicas), and the token reroute of the rank's pairs. Prints a markdown table
 // (docs/performance.md).
 //   build/tests/bench/client_bench [--ranks 8,64] [--layers 40] [--pairs 16384] [--transport in_process|gloo]
 #include <gloo/rendezvous/hash_store.h>
@@ -33,7 +33,7 @@ constexpr int kExperts = 256;
 
 struct Samples {
   std::mutex mu;
-  std::vector<double> plan_ms, agree_ms, reroute_ms;
+  std::vector<double> plan_ms, reroute_ms;
   std::vector<std::string> sources;
 };
 
@@ -119,7 +119,6 @@ void Run(int R, Mode mode, int layers, int64_t pairs_per_rank, bool gloo, Sample
         if (layer < 4) continue;  // warm-up (and predictive mode's first step)
         std::lock_guard<std::mutex> lock(out.mu);
         out.plan_ms.push_back(absl::ToDoubleMilliseconds(plan->plan_time));
-        out.agree_ms.push_back(absl::ToDoubleMilliseconds(plan->agreement_time));
         out.reroute_ms.push_back(reroute);
         out.sources.emplace_back(taot::ProvenanceName(plan->identity.provenance));
       }
@@ -145,10 +144,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"in_process", "gloo"}))
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
-  std::printf("| mode | R | plan p50 ms | agreement p50 ms | reroute p50 ms (%lld pairs) | plans from |\n",
-              static_cast<long long>(pairs));
+  std::printf("| mode | R | plan p50 ms | reroute p50 ms (%lld pairs) | plans from |\n", static_cast<long long>(pairs));
   std::fprintf(stderr, "transport: %s\n", transport.c_str());
-  std::printf("|---|---|---|---|---|---|\n");
+  std::printf("|---|---|---|---|---|\n");
   for (int R : ranks) {
     for (Mode mode : {Mode::kLocal, Mode::kRemote, Mode::kPredictive}) {
       std::cerr << "R = " << R << ", " << taot::client::ModeName(mode) << " ...\n";
@@ -158,8 +156,8 @@ int main(int argc, char** argv) {
       for (const std::string& source : s.sources) ++from[source];
       std::string sources;
       for (const auto& [name, n] : from) sources += name + " " + std::to_string(n) + " ";
-      std::printf("| %s | %d | %.3f | %.3f | %.3f | %s|\n", std::string(taot::client::ModeName(mode)).c_str(), R,
-                  P50(s.plan_ms), P50(s.agree_ms), P50(s.reroute_ms), sources.c_str());
+      std::printf("| %s | %d | %.3f | %.3f | %s|\n", std::string(taot::client::ModeName(mode)).c_str(), R,
+                  P50(s.plan_ms), P50(s.reroute_ms), sources.c_str());
     }
   }
   return 0;

@@ -6,7 +6,6 @@
 #include <functional>
 
 #include "gloo_ranks.h"
-#include "taot/client/agreement.h"
 #include "taot/client/gloo_transport.h"
 #include "taot/client/replica_exchange.h"
 
@@ -26,21 +25,6 @@ TEST(GlooTransportTest, BadOptionsAreRefusedByName) {
   EXPECT_NE(ConnectGlooThroughStore(o, store).status().message().find("rank: must be in [0, 2)"), std::string::npos);
   o.rank = 0;
   EXPECT_NE(ConnectGlooThroughDirectory(o, "/nonexistent/dir").status().message().find("directory"), std::string::npos);
-}
-
-TEST(AgreementTest, AllRanksReachTheSameVerdict) {
-  OnRanks(4, [](Transport& t) {
-    // Provenance and reason are each rank's own story: only version and hash must agree.
-    const Provenance from = t.rank() == 1 ? Provenance::kLocalPlan : Provenance::kDaemonRound;
-    absl::StatusOr<bool> same = AllHoldTheSamePlan(t, {3, 0xabc, from, ""}, absl::Seconds(10));
-    ASSERT_TRUE(same.ok());
-    EXPECT_TRUE(*same);
-    // Rank 2 holds another plan: everyone sees the disagreement.
-    const PlanIdentity mine{3, t.rank() == 2 ? 0xabdu : 0xabcu, Provenance::kDaemonRound, ""};
-    same = AllHoldTheSamePlan(t, mine, absl::Seconds(10));
-    ASSERT_TRUE(same.ok());
-    EXPECT_FALSE(*same);
-  });
 }
 
 TEST(ReplicaExchangeTest, BuffersThatDoNotFitThePlanAreRefused) {

@@ -196,6 +196,44 @@ TEST(RerouteTest, ThePlanesRerouteFromTheUploadedTablesMatchesTheHostOne) {
   EXPECT_EQ(StartReroute(t, none, &id, 1, {}, workspace).message(), "outputs.virtual_expert: must not be null");
 }
 
+// What a CUDA graph captured reads fixed addresses: the tables keep theirs from the first plan of a
+// shape (even one with no replica) to the fullest, and a reserved workspace does not grow again.
+TEST(RerouteTest, TablesAndAReservedWorkspaceKeepTheirAddressesAcrossPlans) {
+  const auto [o, request, plan] = TaotPlanOn(64, 0.7);
+  const int K = request.slots_per_rank();
+  std::vector<std::unique_ptr<Transport>> transports = ConnectInProcess(o.ranks);
+  Transport& t = *transports[0];
+  LayerTables tables;
+  ASSERT_TRUE(tables.Load(t, Plan{}, o.experts, K).ok());
+  const kernels::RouteTable first = tables.route();
+  RerouteWorkspace workspace;
+  constexpr int64_t kMostPairs = 4096;
+  ASSERT_TRUE(ReserveRerouteWorkspace(t, tables, kMostPairs, workspace).ok());
+  EXPECT_EQ(workspace.grows(), 1);
+  const void* reserved = workspace.data();
+  ASSERT_FALSE(plan.replicas.empty());
+  for (const Plan* p : {&plan, static_cast<const Plan*>(nullptr)}) {
+    ASSERT_TRUE(tables.Load(t, p == nullptr ? Plan{} : *p, o.experts, K).ok());
+    EXPECT_EQ(tables.route().pair_end, first.pair_end);
+    EXPECT_EQ(tables.route().virtual_id, first.virtual_id);
+    for (int64_t n : {int64_t{0}, int64_t{7}, kMostPairs}) {
+      // One entry more than the pairs: no layer's outputs are null, not even one of no pairs.
+      std::vector<int32_t> ids(static_cast<size_t>(n) + 1, 5), virtual_id(ids.size()), dest(ids.size());
+      std::vector<int64_t> sends(o.ranks), order(ids.size());
+      kernels::RouteCheck check;
+      ASSERT_TRUE(StartReroute(t, tables, ids.data(), n,
+                               {virtual_id.data(), dest.data(), sends.data(), order.data(), &check}, workspace)
+                      .ok());
+      EXPECT_EQ(check.first_bad_pair, n);
+    }
+    EXPECT_EQ(workspace.grows(), 1);
+    EXPECT_EQ(workspace.data(), reserved);
+  }
+  EXPECT_EQ(ReserveRerouteWorkspace(t, tables, -1, workspace).message(), "max_pairs: must be >= 0, got -1");
+  LayerTables none;
+  EXPECT_EQ(ReserveRerouteWorkspace(t, none, 1, workspace).code(), absl::StatusCode::kFailedPrecondition);
+}
+
 TEST(RerouteTest, ATableRefusesAPlanThatOverfillsTheSlotsOrAssignsWithoutAReplica) {
   Plan plan;
   plan.replicas = {{0, 2}, {1, 2}, {4, 2}};

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "taot/kernels/accumulate.h"
+#include "taot/kernels/words.h"
 
 namespace taot::kernels {
 namespace {
@@ -42,5 +43,27 @@ TEST(AccumulateCudaTest, MatchesTheCpuReference) {
     EXPECT_EQ(dst, want) << "n = " << n;  // one add per element: bit for bit
   }
 }
+TEST(WriteWordsCudaTest, MatchesTheCpuReferenceAndRefusesABadCount) {
+  if (!HaveDevice()) GTEST_SKIP() << "no CUDA device";
+  Words words;
+  for (int i = 0; i < kMaxWords; ++i) words.value[i] = (int64_t{i} << 40) - 3;
+  for (int32_t count = 0; count <= kMaxWords; ++count) {
+    words.count = count;
+    std::vector<int64_t> want(kMaxWords, 5), got(kMaxWords);
+    ASSERT_TRUE(WriteWordsCpu(want.data(), words));
+    int64_t* d = nullptr;
+    ASSERT_EQ(cudaMalloc(&d, kMaxWords * sizeof(int64_t)), cudaSuccess);
+    std::vector<int64_t> fives(kMaxWords, 5);
+    cudaMemcpy(d, fives.data(), kMaxWords * sizeof(int64_t), cudaMemcpyHostToDevice);
+    ASSERT_EQ(WriteWordsCuda(d, words, nullptr), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    cudaMemcpy(got.data(), d, kMaxWords * sizeof(int64_t), cudaMemcpyDeviceToHost);
+    cudaFree(d);
+    EXPECT_EQ(got, want) << "count = " << count;
+  }
+  words.count = kMaxWords + 1;
+  EXPECT_EQ(WriteWordsCuda(nullptr, words, nullptr), cudaErrorInvalidValue);
+}
+
 }  // namespace
 }  // namespace taot::kernels

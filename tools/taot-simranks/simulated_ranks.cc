@@ -88,8 +88,7 @@ void SimulatedRanks::RunRank(int rank, std::shared_ptr<client::Transport> transp
           absl::StrCat("rank ", rank, ": step ", step, " layer ", round.layer, ": ", plan.status().message()));
       return;
     }
-    rounds_[i][static_cast<size_t>(rank)] = {plan->identity,
-                                             absl::ToDoubleMicroseconds(plan->plan_time + plan->agreement_time)};
+    rounds_[i][static_cast<size_t>(rank)] = {plan->identity, absl::ToDoubleMicroseconds(plan->plan_time)};
     if (rank == 0 && round.microbatch == 0 && on_layer) on_layer(round.step, round.layer, *plan);
   }
   local_plans_[static_cast<size_t>(rank)] = client.stats().local_plans;

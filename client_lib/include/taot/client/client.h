@@ -26,7 +26,6 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "taot/client/agreement.h"
 #include "taot/client/transport.h"
 #include "taot/planner/plan.h"
 #include "taot/planner/plan_identity.h"
@@ -89,10 +88,10 @@ struct LayerPlan {
   // ranks disagreed, or for the daemon's own fallback); the reason for no replication, or why
   // local planning stood in for the daemon.
   PlanIdentity identity;
-  // This rank's time to get its plan (the daemon's round, or the gather and local plan, or the
-  // gather and split) and to check the ranks agree on it.
+  // This rank's time to get its plan: the daemon's round and the gather of every rank's answer,
+  // or the gather of counts and the local plan, or the gather and the split. Either way one
+  // collective also settles that every rank holds the same plan.
   absl::Duration plan_time;
-  absl::Duration agreement_time;
 };
 
 struct ClientStats {

@@ -19,6 +19,7 @@
 #include "taot/kernels/accumulate.h"
 #include "taot/kernels/expert_weights.h"
 #include "taot/kernels/reroute.h"
+#include "taot/kernels/words.h"
 
 namespace taot::client {
 
@@ -55,9 +56,9 @@ class DataPlane {
   // `check` in plane memory.
   virtual absl::Status CountExperts(const void* ids, bool wide, int64_t n, int32_t experts, int64_t* counts,
                                     kernels::RouteCheck* check) = 0;
-  // *dst = -1 (all bits set) for true, 0 for false (plane memory), in order with the plane's
-  // work: a memset, not a host copy.
-  virtual absl::Status SetFlag(int64_t* dst, bool flag) = 0;
+  // kernels/words.h: dst[0..count) = the words (plane memory), in order with the plane's work.
+  // On a device the words travel as a launch's arguments: not a host copy.
+  virtual absl::Status WriteWords(int64_t* dst, const kernels::Words& words) = 0;
   // Copies plane memory to `dst` (host memory): valid once Finish returns OK. The one
   // device-to-host copy of a layer's counts (pinned and asynchronous on a device).
   virtual absl::Status Download(const int64_t* src, std::span<int64_t> dst) = 0;

@@ -4,8 +4,9 @@
 // fills (replica_moves.h numbers them). The tensor exchanges (tensor_exchange.h) and the reroute
 // on the plane (plane_reroute.h) read them there.
 //
-// Kept between layers: the memory grows to the largest plan seen and is then reused, so a
-// steady state allocates nothing and the kernels read fixed addresses. Loading the next plan is
+// Kept between layers: every plan of a shape (R, E, K) is laid out as the fullest plan of that
+// shape is, so later plans allocate nothing, the upload has one size and the kernels read fixed
+// addresses. Loading the next plan is
 // ordered after the work already enqueued on the plane (a stream on NCCL), so a layer's moves may
 // still be in flight when the next layer's tables load.
 #pragma once

@@ -26,15 +26,20 @@ struct RerouteOutputs {
   kernels::RouteCheck* check = nullptr;
 };
 
-// The reroute's scratch in the plane's memory: grown to the largest layer seen, then reused.
+// The reroute's scratch in the plane's memory: grown to the largest layer seen, then reused. A
+// trainer that captures the reroute in a CUDA graph reserves it first for its largest layer
+// (ReserveRerouteWorkspace), so that no launch allocates or waits on the host.
 class RerouteWorkspace {
  public:
   explicit RerouteWorkspace(absl::Duration wait = absl::Seconds(60)) : wait_(wait) {}
   int64_t grows() const { return grows_; }
+  void* data() const { return buffer_ == nullptr ? nullptr : buffer_->data(); }
+  size_t bytes() const { return bytes_; }
+  // At least `bytes` of `plane`'s memory; growing first waits for the plane's work (it may still
+  // read the old memory), at most the wait given at construction.
+  absl::Status GrowTo(DataPlane& plane, size_t bytes);
 
  private:
-  friend absl::Status StartReroute(Transport&, const LayerTables&, const int32_t*, int64_t, const RerouteOutputs&,
-                                   RerouteWorkspace&, std::optional<uintptr_t>);
   const absl::Duration wait_;
   std::unique_ptr<TransportBuffer> buffer_;
   size_t bytes_ = 0;
@@ -48,5 +53,10 @@ class RerouteWorkspace {
 absl::Status StartReroute(Transport& transport, const LayerTables& tables, const int32_t* expert_ids, int64_t pairs,
                           const RerouteOutputs& outputs, RerouteWorkspace& workspace,
                           std::optional<uintptr_t> trainer_stream = std::nullopt);
+
+// Grows `workspace` now for layers of up to `max_pairs` pairs under plans of the shape loaded in
+// `tables` (the workspace depends on R, E, K and the pairs, not on the plan).
+absl::Status ReserveRerouteWorkspace(Transport& transport, const LayerTables& tables, int64_t max_pairs,
+                                     RerouteWorkspace& workspace);
 
 }  // namespace taot::client
