@@ -99,8 +99,10 @@ TEST(SketchTest, QueriesSeeTheTouchesAndTheStateStaysAsItWas) {
   EXPECT_EQ(sk.LargestExpert(), 1);  // 20 left of expert 1, 18 of expert 0
   EXPECT_EQ(s.spare(3), 15);
   EXPECT_TRUE(s.pieces().empty());
-  // Across nodes only rank 3 was open, and the sketch filled its slot.
-  EXPECT_EQ(sk.BestFitOtherNodes(1, 8), -1);
+  // Across nodes only rank 3 was open, and the sketch filled its slot: a cover adds nothing.
+  sk.CoverOtherNodes();
+  EXPECT_EQ(sk.touches().size(), 1u);
+  EXPECT_EQ(sk.rem(), 8);
 }
 
 TEST(SketchTest, RewindForgetsTheTouchesAfterTheMark) {

@@ -60,6 +60,7 @@ int Sketch::BestFitOtherNodes(int e, int64_t want) const {
   // few are weighed apart from the untouched ones, which the sorted index answers as usual.
   auto untouched = [&](int c) { return used_[c] == 0 && new_pieces_[c] == 0; };
   auto eligible = [&](int c) { return !topo.same_node(h_, c) && CanHost(e, c); };
+  // Touched bins that are closed cannot be eligible: open_touched_ holds the others.
   int fit = -1, roomy = -1;
   auto better_fit = [&](int c) { return fit < 0 || std::make_pair(Room(c), c) < std::make_pair(Room(fit), fit); };
   auto roomier = [&](int c) { return roomy < 0 || Room(c) > Room(roomy) || (Room(c) == Room(roomy) && c < roomy); };
@@ -71,16 +72,16 @@ int Sketch::BestFitOtherNodes(int e, int64_t want) const {
         break;
       }
     }
-    for (const Touch& t : touches_) {
-      if (eligible(t.bin) && Room(t.bin) >= want && better_fit(t.bin)) fit = t.bin;
+    for (int c : open_touched_) {
+      if (eligible(c) && Room(c) >= want && better_fit(c)) fit = c;
     }
     if (fit >= 0) return fit;
-    for (auto it = bins.rbegin(); it != bins.rend(); ++it) {
+    for (auto it = bins.rbegin() + static_cast<std::ptrdiff_t>(closed_back_); it != bins.rend(); ++it) {
       if (roomy >= 0 && it->first < Room(roomy)) break;
       if (untouched(it->second) && eligible(it->second) && roomier(it->second)) roomy = it->second;
     }
-    for (const Touch& t : touches_) {
-      if (eligible(t.bin) && roomier(t.bin)) roomy = t.bin;
+    for (int c : open_touched_) {
+      if (eligible(c) && roomier(c)) roomy = c;
     }
     return roomy;
   }
@@ -98,14 +99,40 @@ int Sketch::BestFitOtherNodes(int e, int64_t want) const {
   return best;
 }
 
+void Sketch::AddToCover(int e, int c, int64_t amount, bool new_piece, double piece_cost) {
+  const bool untouched = used_[c] == 0 && new_pieces_[c] == 0;
+  Add(e, c, amount, new_piece, piece_cost);
+  if (untouched && OpenElsewhere(c)) open_touched_.push_back(c);
+  if (!OpenElsewhere(c)) {
+    const auto it = std::find(open_touched_.begin(), open_touched_.end(), c);
+    if (it != open_touched_.end()) open_touched_.erase(it);
+  }
+  if (!state_->tree()) return;
+  const std::vector<Bin>& bins = state_->open_bins();
+  while (closed_back_ < bins.size() && !OpenElsewhere(bins[bins.size() - 1 - closed_back_].second)) ++closed_back_;
+}
+
 void Sketch::CoverOtherNodes() {
   const Topology& topo = state_->topology();
+  // The frontier of the touches made before this cover (their bins are weighed apart from the
+  // index), then of each piece it adds.
+  open_touched_.clear();
+  for (const Touch& t : touches_) {
+    if (OpenElsewhere(t.bin) && std::find(open_touched_.begin(), open_touched_.end(), t.bin) == open_touched_.end()) {
+      open_touched_.push_back(t.bin);
+    }
+  }
+  closed_back_ = 0;
+  if (state_->tree()) {
+    const std::vector<Bin>& bins = state_->open_bins();
+    while (closed_back_ < bins.size() && !OpenElsewhere(bins[bins.size() - 1 - closed_back_].second)) ++closed_back_;
+  }
   for (int i = state_->first_piece(h_); i >= 0; i = state_->next_piece(i)) {
     if (rem_ == 0) break;
     const Piece& p = state_->pieces()[i];
     if (topo.same_node(h_, p.rank)) continue;
     const int64_t add = std::min({rem_, Left(p.expert), Room(p.rank)});
-    if (add > 0) Add(p.expert, p.rank, add, false, 0.0);
+    if (add > 0) AddToCover(p.expert, p.rank, add, false, 0.0);
   }
   while (rem_ > 0) {
     const int e = LargestExpert();
@@ -113,7 +140,7 @@ void Sketch::CoverOtherNodes() {
     const int64_t want = std::min(rem_, Left(e));
     const int c = BestFitOtherNodes(e, want);
     if (c < 0) return;
-    Add(e, c, std::min(want, Room(c)), true, state_->PieceCost(h_, e, c));
+    AddToCover(e, c, std::min(want, Room(c)), true, state_->PieceCost(h_, e, c));
   }
 }
 

@@ -16,8 +16,11 @@ namespace taot::planners {
 // can be weighed, cut back to an earlier mark and weighed again at the cost of the pieces it
 // adds, not of making and undoing them (the state's sorted bin index stays untouched).
 //
-// Complexity: Add and Rewind are O(1) per touch; a query is the state's plus O(touches) (the
-// touched bins are weighed apart from the index). Ties break as the state's queries do.
+// Complexity: Add and Rewind are O(1) per touch. CoverOtherNodes' best-fit queries are the
+// state's plus O(touched bins still open) (those are weighed apart from the index), and the
+// roomiest-bin scan starts past the index's bins the cover has already closed: a burst's cover,
+// which fills the roomiest bins one after another, is linear in its pieces, not quadratic.
+// Ties break as the state's queries do.
 class Sketch {
  public:
   struct Touch {
@@ -57,13 +60,21 @@ class Sketch {
   }
   // h's expert with the most tokens left (the lowest among equals), or -1.
   int LargestExpert() const;
-  // PlacementState::BestFitBin(h, e, want, kOtherNodes) after the touches.
-  int BestFitOtherNodes(int e, int64_t want) const;
   // CoverRank(h, kOtherNodes) on the sketch: h's pieces in other nodes grow first, then its
   // biggest expert goes to the best-fit bin, until h is covered or no bin is left.
   void CoverOtherNodes();
 
  private:
+  // PlacementState::BestFitBin(h, e, want, kOtherNodes) after the touches, during
+  // CoverOtherNodes (which keeps open_touched_ and closed_back_ in step with its touches).
+  int BestFitOtherNodes(int e, int64_t want) const;
+  // Whether bin c of another node can still take a piece of some expert in this cover: room and a
+  // slot left. Both only shrink while a cover adds pieces, so a bin that cannot stays so.
+  bool OpenElsewhere(int c) const {
+    return !state_->topology().same_node(h_, c) && Room(c) > 0 && state_->slots(c) - new_pieces_[c] > 0;
+  }
+  // Add, keeping CoverOtherNodes' frontier in step.
+  void AddToCover(int e, int c, int64_t amount, bool new_piece, double piece_cost);
   // Whether the sketch added a piece of e on c.
   bool Placed(int e, int c) const {
     if (new_pieces_[c] == 0) return false;
@@ -82,6 +93,10 @@ class Sketch {
   std::vector<int64_t> used_;    // per rank: tokens added to it
   std::vector<int> new_pieces_;  // per rank: pieces added to it
   std::vector<int64_t> taken_;   // per expert: tokens taken from it
+  // CoverOtherNodes' frontier: the touched bins of other nodes still open (each once), and how
+  // many of the index's roomiest bins (open_bins, from its end) are closed to this cover.
+  std::vector<int> open_touched_;
+  size_t closed_back_ = 0;
 };
 
 }  // namespace taot::planners
