@@ -2,12 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <tuple>
 #include <vector>
 
 #include "placement_testing.h"
 #include "planners/greedy_covers.h"
+#include "planners/placement_sketch.h"
+#include "taot/planner/load_stats.h"
+#include "test_requests.h"
 
 namespace taot::planners {
 namespace {
@@ -70,6 +74,75 @@ TEST(SplitCoverTest, ThePlannedKeyIsWhatApplyingTheSplitLeaves) {
     }
   }
   EXPECT_GT(compared, 200);
+}
+
+// The split as first written, the oracle for SplitCover's pruned search: every j in ascending
+// order, each covered in full, the first of the least (surplus left, cost) kept.
+SplitCover::Split EveryJ(const PlacementState& state, int h, double bound) {
+  Sketch sk;
+  sk.Resize(state.ranks(), state.ranks() * state.experts_per_rank());
+  sk.Start(state, h);
+  SplitCover::Split best;
+  for (int j = 0;; ++j) {
+    if (j > 0 && state.cost() + sk.cost() > bound) break;
+    const Sketch::Mark inside = sk.mark();
+    if (sk.rem() > 0) sk.CoverOtherNodes();
+    const SplitCover::Key key{sk.rem(), state.cost() + sk.cost()};
+    if (j == 0 || key < best.key) best = {j, key};
+    sk.Rewind(inside);
+    const int e = sk.LargestExpert();
+    if (sk.rem() == 0 || e < 0) break;
+    int c = -1;
+    for (int x : state.topology().ranks_of_node(state.topology().node_of(h))) {
+      if (sk.CanHost(e, x) && (c < 0 || sk.Room(x) > sk.Room(c))) c = x;
+    }
+    if (c < 0) break;
+    sk.Add(e, c, std::min({sk.rem(), sk.Left(e), sk.Room(c)}), true, state.PieceCost(h, e, c));
+  }
+  return best;
+}
+
+// Bursts (one expert of a rank made 8-40x hotter), where many pieces inside win, and ranks that
+// already hold pieces across nodes (what a cover grows first); with and without a bound.
+TEST(SplitCoverTest, ThePrunedSearchFindsTheSplitThatWeighingEveryJFinds) {
+  int compared = 0, inside = 0;
+  for (uint64_t seed = 0; seed < 160; ++seed) {
+    const int ranks = 16, experts = 64, slots = 1 + static_cast<int>(seed % 4);
+    PlanRequest request = taot::testing::RandomRequest(ranks, experts, slots, seed, 4);
+    if (seed % 4 != 3) {
+      const int hot = static_cast<int>(seed * 7 % experts);
+      for (int src = 0; src < request.load.sources(); ++src)
+        request.load.at(src, hot) *= 8 + static_cast<int64_t>(seed % 33);
+    }
+    if (seed % 5 == 4) request = testing::OnRandomMatrix(std::move(request), 4, seed);
+    const LoadSums sums = SumLoads(request);
+    BoundState b(request, LoadCap(sums.total, ranks, 2.0 + static_cast<double>(seed % 3) * 4.0));
+    PlacementState& s = b.state;
+    SplitCover split;
+    split.Resize(ranks, experts);
+    for (int h = 0; h < ranks; ++h) {
+      if (s.surplus(h) <= 0) continue;
+      s.DeferNode(s.topology().node_of(h));
+      // Every other hot rank first gets one piece across nodes of its biggest expert.
+      if (h % 2 == 1) {
+        const int e = s.LargestExpert(h);
+        const int c = s.BestFitBin(h, e, 1, Scope::kOtherNodes);
+        if (e >= 0 && c >= 0) s.AddPiece(h, e, c, std::min({s.surplus(h), s.left(e), s.spare(c)}) / 2 + 1);
+      }
+      for (double bound : {kNoBound, s.cost() + 4.5}) {
+        const SplitCover::Split want = EveryJ(s, h, bound);
+        const SplitCover::Split got = split.Plan(s, h, bound);
+        EXPECT_EQ(got.inside, want.inside) << "seed " << seed << ", rank " << h << ", bound " << bound;
+        EXPECT_EQ(got.key, want.key) << "seed " << seed << ", rank " << h << ", bound " << bound;
+        inside += want.inside > 0 ? 1 : 0;
+        ++compared;
+      }
+      if (s.surplus(h) > 0) split.Apply(s, h, split.Plan(s, h, kNoBound).inside);
+      s.EndDeferral();
+    }
+  }
+  EXPECT_GT(compared, 400);
+  EXPECT_GT(inside, 100);  // the pieces inside mattered, not only j = 0
 }
 
 }  // namespace

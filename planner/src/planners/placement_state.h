@@ -136,6 +136,9 @@ class PlacementState {
                                                  Replica{static_cast<int32_t>(e), static_cast<int32_t>(c)});
     return resident ? 0.0 : topology_->cost(h, c);
   }
+  // What any new piece across nodes costs at least: the inter-node cost on a two-level topology
+  // with no resident replicas, else 0 (a resident replica's piece is free).
+  double CrossNodePieceCostFloor() const { return resident_.empty() && tree_ ? tree_costs_.inter : 0.0; }
   // h's expert with the most tokens left (the lowest among equals), or -1 when none has any.
   int LargestExpert(int h) const {
     int e = h * per_rank_;

@@ -18,23 +18,62 @@ bool SplitCover::NextInside(int& e, int& c) const {
   return c >= 0;
 }
 
+void SplitCover::PrepareFloor(const PlacementState& state, int h) {
+  piece_floor_ = state.CrossNodePieceCostFloor();
+  growth_ = 0;
+  roomiest_sums_.clear();
+  if (piece_floor_ <= 0) return;
+  const Topology& topo = state.topology();
+  for (int i = state.first_piece(h); i >= 0; i = state.next_piece(i)) {
+    const int c = state.pieces()[i].rank;
+    if (!topo.same_node(h, c)) growth_ += state.spare(c);
+  }
+  // Enough of the roomiest bins to hold h's whole surplus, or all there are.
+  const std::vector<Bin>& bins = state.open_bins();
+  int64_t sum = 0;
+  for (auto it = bins.rbegin(); it != bins.rend() && sum < state.surplus(h); ++it) {
+    if (topo.same_node(h, it->second)) continue;
+    sum += it->first;
+    roomiest_sums_.push_back(sum);
+  }
+}
+
+double SplitCover::CrossNodeFloor(int64_t rem) const {
+  const int64_t need = rem - growth_;
+  if (piece_floor_ <= 0 || need <= 0) return 0;
+  const auto it = std::lower_bound(roomiest_sums_.begin(), roomiest_sums_.end(), need);
+  if (it == roomiest_sums_.end()) return -1;
+  return static_cast<double>(it - roomiest_sums_.begin() + 1) * piece_floor_;
+}
+
 SplitCover::Split SplitCover::Plan(const PlacementState& state, int h, double bound) {
   Sketch& sk = sketch_;
   sk.Start(state, h);
+  PrepareFloor(state, h);
+  // The pieces inside, laid once: j = 0, then each next piece while h is not covered, the node
+  // has room and the pieces inside cost no more than the bound.
+  inside_.assign(1, sk.mark());
+  for (int e = -1, c = -1; sk.rem() > 0 && NextInside(e, c);) {
+    sk.Add(e, c, std::min({sk.rem(), sk.Left(e), sk.Room(c)}), true, state.PieceCost(h, e, c));
+    if (state.cost() + sk.cost() > bound) break;
+    inside_.push_back(sk.mark());
+  }
+  // Most pieces inside first. A j that covers h only wins by costing less than the best so far,
+  // or as little (lower j win ties); the slack keeps a floor summed in another order than the
+  // cover's own sum from ruling out an equal cost.
   Split best;
-  for (int j = 0;; ++j) {
-    if (j > 0 && ((std::get<0>(best.key) == 0 && state.cost() + sk.cost() >= std::get<1>(best.key)) ||
-                  state.cost() + sk.cost() > bound)) {
-      break;
+  bool found = false;
+  for (int j = static_cast<int>(inside_.size()) - 1; j >= 0; --j) {
+    sk.Rewind(inside_[static_cast<size_t>(j)]);
+    if (found && std::get<0>(best.key) == 0) {
+      const double floor = CrossNodeFloor(sk.rem());
+      const double best_cost = std::get<1>(best.key);
+      if (floor < 0 || state.cost() + sk.cost() + floor > best_cost + 1e-9 * (1 + best_cost)) continue;
     }
-    const Sketch::Mark inside = sk.mark();
     if (sk.rem() > 0) sk.CoverOtherNodes();
     const Key key{sk.rem(), state.cost() + sk.cost()};
-    if (j == 0 || key < best.key) best = {j, key};
-    sk.Rewind(inside);
-    int e = -1, c = -1;
-    if (sk.rem() == 0 || !NextInside(e, c)) break;
-    sk.Add(e, c, std::min({sk.rem(), sk.Left(e), sk.Room(c)}), true, state.PieceCost(h, e, c));
+    if (!found || key <= best.key) best = {j, key};
+    found = true;
   }
   return best;
 }

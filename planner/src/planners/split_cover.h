@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <tuple>
+#include <vector>
 
 #include "planners/placement_sketch.h"
 #include "planners/placement_state.h"
@@ -14,9 +15,15 @@ namespace taot::planners {
 // to other nodes. The method: for j = 0, 1, ..., j pieces inside (each h's biggest expert into
 // the roomiest bin of the node), then CoverRank(h, kOtherNodes) for the rest, each j weighed
 // on a sketch; the best j leaves the least surplus, then costs least (the lowest j among
-// equals). Every further j only adds pieces, so the search stops once the pieces inside cost
-// what the best split, or a bound the caller has from another option, already does.
-// Complexity: O(j_max) sketched covers, each O(pieces x (E/R + bins looked at)).
+// equals). The j weighed are those whose pieces inside cost no more than `bound` (a bound the
+// caller has from another option), up to the j whose pieces inside cover h or fill the node.
+//
+// Speed: the pieces inside do not depend on the cover that follows, so they are laid once and
+// the splits are weighed from the most pieces inside down (a burst's best split usually fills
+// the node: its pieces inside are cheaper than the ones across that they replace). Once a split
+// covers h, a j is only weighed when its pieces inside plus a floor under its cover across
+// (CrossNodeFloor) could cost less, or as little (lower j win ties): most are not.
+// Complexity: O(j_max) covers at worst, each O(pieces x (E/R + bins looked at)).
 class SplitCover {
  public:
   // (surplus left, cost): smaller is better.
@@ -36,8 +43,21 @@ class SplitCover {
   // The split's next piece inside h's node: the biggest expert into the roomiest bin (the
   // lowest rank among equals).
   bool NextInside(int& e, int& c) const;
+  // Readies CrossNodeFloor for hot rank h (two-level topologies with no resident replica; else
+  // it answers 0 throughout).
+  void PrepareFloor(const PlacementState& state, int h);
+  // A floor under what covering `rem` tokens of h from other nodes adds to the cost, or -1 when
+  // no cover can place them all. Pieces inside leave other nodes' bins as they are, so one table
+  // serves every j: n new pieces fill at most n bins, so a cover takes at least as many as the
+  // roomiest open bins of other nodes need to hold what h's pieces there cannot grow into, and
+  // each costs at least the inter-node cost.
+  double CrossNodeFloor(int64_t rem) const;
 
   Sketch sketch_;
+  std::vector<Sketch::Mark> inside_;    // the sketch after j pieces inside, j = 0, 1, ...
+  double piece_floor_ = 0;              // PlacementState::CrossNodePieceCostFloor
+  int64_t growth_ = 0;                  // room of the bins of other nodes where h has pieces
+  std::vector<int64_t> roomiest_sums_;  // room of the i + 1 roomiest open bins of other nodes
 };
 
 }  // namespace taot::planners
