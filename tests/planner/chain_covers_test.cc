@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <tuple>
 
 #include "placement_testing.h"
 #include "planners/greedy_covers.h"
+#include "taot/planner/load_stats.h"
+#include "test_requests.h"
 
 namespace taot::planners {
 namespace {
@@ -128,6 +131,42 @@ TEST(ChainCoversTest, HandingOffIsOnlyTriedForAnExpertThriceAsBigAsEveryBinAcros
   EXPECT_TRUE(ChainCovers::CanHandOff(big.state, 0));
   BoundState small(OneRow(4, 8, 2, {150, 0, 100, 0, 30, 10, 50, 0}, 2), 100);  // 150 against 60
   EXPECT_FALSE(ChainCovers::CanHandOff(small.state, 0));
+}
+
+// A run of carries from one burst rank, each applied: with the cache (forgetting the receiver's
+// node after each carry) every carry is the one planned from scratch, for both kinds of sheds.
+TEST(ChainCoversTest, ACachedRunOfCarriesPlansWhatPlanningFromScratchDoes) {
+  int carries = 0;
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    for (const ChainCovers::Sheds sheds : {ChainCovers::Sheds::kWhole, ChainCovers::Sheds::kPieces}) {
+      PlanRequest request = taot::testing::RandomRequest(32, 128, 1 + static_cast<int>(seed % 3), seed, 4);
+      const int h = static_cast<int>(seed % 32), hot = h * 4 + static_cast<int>(seed % 4);
+      for (int src = 0; src < request.load.sources(); ++src) request.load.at(src, hot) *= 20;
+      const LoadSums sums = SumLoads(request);
+      BoundState b(request, LoadCap(sums.total, 32, 2.0));
+      PlacementState& s = b.state;
+      s.DeferNode(s.topology().node_of(h));
+      ChainCovers cached, fresh;
+      ChainCovers::CarryCache cache;
+      cache.Clear(s.topology().nodes());
+      for (int i = 0; i < 12 && s.surplus(h) > 0; ++i) {
+        const int e = s.LargestExpert(h);
+        const int64_t most = s.surplus(h) / 2 + 1;
+        const std::optional<Handoff> want = fresh.PlanCarry(s, h, e, sheds, most);
+        const std::optional<Handoff> got = cached.PlanCarry(s, h, e, sheds, most, &cache);
+        ASSERT_EQ(got.has_value(), want.has_value()) << "seed " << seed << ", carry " << i;
+        if (!want) break;
+        EXPECT_EQ(std::make_tuple(got->expert, got->receiver, got->tokens, got->overflow, got->cost),
+                  std::make_tuple(want->expert, want->receiver, want->tokens, want->overflow, want->cost))
+            << "seed " << seed << ", carry " << i;
+        EXPECT_EQ(got->sheds.size(), want->sheds.size());
+        ChainCovers::ApplyCarry(s, h, *want);
+        cache.Forget(s.topology().node_of(want->receiver));
+        ++carries;
+      }
+    }
+  }
+  EXPECT_GT(carries, 200);
 }
 
 TEST(ChainCoversTest, NoChainsOnAGeneralMatrix) {

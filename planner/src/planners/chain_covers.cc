@@ -108,45 +108,71 @@ void ChainCovers::SortMates() {
   });
 }
 
-std::optional<Handoff> ChainCovers::PlanCarry(const PlacementState& state, int h, int e, Sheds sheds, int64_t most) {
+void ChainCovers::CarryCache::Clear(int nodes) {
+  nodes_.resize(static_cast<size_t>(nodes));
+  for (Node& node : nodes_) node.known = false;
+}
+
+void ChainCovers::Survey(const PlacementState& state, int n, CarryCache::Node& node) const {
+  node.owed = 0;  // earlier receivers' sheds will use the node's room too
+  node.open.clear();
+  node.receivers.clear();
+  for (int r : state.topology().ranks_of_node(n)) {
+    node.owed += std::max<int64_t>(state.surplus(r), 0);
+    if (state.IsOpen(r)) node.open.push_back({state.spare(r), -r});
+  }
+  std::sort(node.open.begin(), node.open.end(), std::greater<>());
+  node.known = true;
+}
+
+void ChainCovers::ReceiverSheds(const PlacementState& state, int n, int g, int64_t owed, Sheds sheds) {
+  int64_t pending = owed;
+  mates_.clear();
+  for (int r : state.topology().ranks_of_node(n)) {
+    if (r != g && state.IsOpen(r)) mates_.push_back({state.spare(r), state.slots(r), r});
+  }
+  SortMates();
+  for (Mate& mate : mates_) {
+    const int64_t taken = std::min(mate.room, pending);
+    mate.room -= taken;
+    pending -= taken;
+  }
+  ReceiverExperts(state, g);
+  sheds_.clear();
+  if (sheds == Sheds::kWhole) {
+    ShedWhole(state, false);
+  } else {
+    ShedPieces(state);
+  }
+}
+
+std::optional<Handoff> ChainCovers::PlanCarry(const PlacementState& state, int h, int e, Sheds sheds, int64_t most,
+                                              CarryCache* cache) {
   if (!state.tree()) return std::nullopt;
   const Topology& topo = state.topology();
   std::optional<Handoff> best;
   int64_t best_reach = 0;
   for (int n = 0; n < topo.nodes(); ++n) {
     if (n == topo.node_of(h)) continue;
-    int64_t owed = 0;  // earlier receivers' sheds will use the node's room too
-    candidates_.clear();
-    for (int r : topo.ranks_of_node(n)) {
-      owed += std::max<int64_t>(state.surplus(r), 0);
-      if (state.IsOpen(r) && !state.Holds(e, r)) candidates_.push_back({state.spare(r), -r});
-    }
+    CarryCache::Node& node = cache != nullptr ? cache->nodes_[static_cast<size_t>(n)] : survey_;
+    if (cache == nullptr || !node.known) Survey(state, n, node);
     // Whole sheds weigh the roomiest rank only (it leaves the least to shed); pieces weigh the
     // few roomiest, since which experts a receiver holds decides how many pieces its sheds take
     // (measured on the peer_match bursts: all eight of a node take 1.7x the time at EP64 and
-    // save 2.7% of the cost there).
-    const size_t weighed = std::min(candidates_.size(), sheds == Sheds::kWhole ? size_t{1} : kReceiversWeighed);
-    std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(weighed),
-                      candidates_.end(), std::greater<>());
-    for (size_t c = 0; c < weighed; ++c) {
-      const int g = -candidates_[c].second;
-      int64_t pending = owed;
-      mates_.clear();
-      for (int r : topo.ranks_of_node(n)) {
-        if (r != g && state.IsOpen(r)) mates_.push_back({state.spare(r), state.slots(r), r});
-      }
-      SortMates();
-      for (Mate& mate : mates_) {
-        const int64_t taken = std::min(mate.room, pending);
-        mate.room -= taken;
-        pending -= taken;
-      }
-      ReceiverExperts(state, g);
-      sheds_.clear();
-      if (sheds == Sheds::kWhole) {
-        ShedWhole(state, false);
+    // save 2.7% of the cost there). A rank that holds e already cannot receive it.
+    const size_t most_weighed = sheds == Sheds::kWhole ? size_t{1} : kReceiversWeighed;
+    size_t weighed = 0;
+    for (size_t c = 0; c < node.open.size() && weighed < most_weighed; ++c) {
+      const int g = -node.open[c].second;
+      if (state.Holds(e, g)) continue;
+      ++weighed;
+      auto known = std::find_if(node.receivers.begin(), node.receivers.end(),
+                                [g](const CarryCache::Receiver& x) { return x.rank == g; });
+      if (known == node.receivers.end()) {
+        ReceiverSheds(state, n, g, node.owed, sheds);
+        node.receivers.push_back({g, sheds_});
       } else {
-        ShedPieces(state);
+        sheds_ = known->sheds;
       }
       int64_t shed = 0;
       for (const Shed& x : sheds_) shed += x.tokens;

@@ -35,6 +35,30 @@ struct Handoff {
 
 class ChainCovers {
  public:
+  // What PlanCarry weighs of a node that does not depend on the carrier: its ranks' surplus, its
+  // open ranks by room, and each receiver's sheds. A run of carries (Placement::CarryPieces)
+  // keeps it while a node's state stays as it was, and forgets a node when a carry changes it.
+  class CarryCache {
+   public:
+    // Forgets every node (sized for `nodes`).
+    void Clear(int nodes);
+    void Forget(int node) { nodes_[static_cast<size_t>(node)].known = false; }
+
+   private:
+    friend class ChainCovers;
+    struct Receiver {
+      int rank;
+      std::vector<Shed> sheds;  // as ShedWhole or ShedPieces make them, before any trimming
+    };
+    struct Node {
+      bool known = false;
+      int64_t owed = 0;
+      std::vector<std::pair<int64_t, int>> open;  // (room, -rank), roomiest first
+      std::vector<Receiver> receivers;            // those weighed so far
+    };
+    std::vector<Node> nodes_;
+  };
+
   // How a chain's receiver sheds into its node-mates' rooms and slots, and so how far the
   // estimate trusts the receiver's node:
   // - kWhole: a carry's receiver sheds its biggest experts whole (first fit, decreasing), and a
@@ -58,8 +82,9 @@ class ChainCovers {
   // room plus what it sheds, after the node's own surplus, and at most `most`. The biggest such
   // piece wins, then the cheapest, then the lower rank. The piece may exceed h's surplus (Export).
   // O(R log R + nodes x (E/R) x ranks per node).
+  // With a cache, what it holds of a node stands for the node (see CarryCache).
   std::optional<Handoff> PlanCarry(const PlacementState& state, int h, int e, Sheds sheds,
-                                   int64_t most = std::numeric_limits<int64_t>::max());
+                                   int64_t most = std::numeric_limits<int64_t>::max(), CarryCache* cache = nullptr);
   // Whether h's biggest expert is more than three times as big as every bin outside h's node: only
   // then does a handoff carry what would otherwise take several inter-node pieces (measured on
   // the frontier cases: below that, the trial costs time and saves nothing). O(R).
@@ -89,11 +114,16 @@ class ChainCovers {
   void ShedWhole(const PlacementState& state, bool past_misfits);
   // ShedWhole past misfits, then pieces into the rooms left, into sheds_ (Sheds::kPieces).
   void ShedPieces(const PlacementState& state);
+  // Node n's carrier-free part (CarryCache::Node), computed.
+  void Survey(const PlacementState& state, int n, CarryCache::Node& node) const;
+  // Receiver g's sheds into its node-mates' rooms after the node's own surplus `owed`, into
+  // sheds_.
+  void ReceiverSheds(const PlacementState& state, int n, int g, int64_t owed, Sheds sheds);
 
-  std::vector<Own> receiver_left_;                   // what the receiver has not shed yet
-  std::vector<Mate> mates_;                          // the receiver's open node-mates, their room and slots left
-  std::vector<Shed> sheds_;                          // the receiver's sheds, in the order made
-  std::vector<std::pair<int64_t, int>> candidates_;  // (room, -rank) of a node's possible receivers
+  std::vector<Own> receiver_left_;  // what the receiver has not shed yet
+  std::vector<Mate> mates_;         // the receiver's open node-mates, their room and slots left
+  std::vector<Shed> sheds_;         // the receiver's sheds, in the order made
+  CarryCache::Node survey_;         // a node's survey when there is no cache
 };
 
 }  // namespace taot::planners

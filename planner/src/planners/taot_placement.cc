@@ -109,7 +109,11 @@ void Placement::CarryPieces(int node, std::span<const int> carriers) {
   // for the next: the receivers the node needs share its export evenly, one per carrier in turn.
   int64_t share = excess;
   const int first = carriers[0];
-  if (const std::optional<Handoff> probe = chains_.PlanCarry(s, first, s.LargestExpert(first), sheds_, excess)) {
+  // Only the carries below change the state, each the carrier's node and its receiver's: the
+  // other nodes' surveys stand from one carry to the next.
+  carry_cache_.Clear(s.topology().nodes());
+  if (const std::optional<Handoff> probe =
+          chains_.PlanCarry(s, first, s.LargestExpert(first), sheds_, excess, &carry_cache_)) {
     const int64_t receivers = (excess + probe->tokens - 1) / probe->tokens;
     share = (excess + receivers - 1) / receivers;
   }
@@ -118,9 +122,11 @@ void Placement::CarryPieces(int node, std::span<const int> carriers) {
     for (const int h : carriers) {
       const int e = s.LargestExpert(h);
       if (e < 0 || NodeExcess(node) <= 0) continue;
-      const std::optional<Handoff> carry = chains_.PlanCarry(s, h, e, sheds_, std::min(share, NodeExcess(node)));
+      const std::optional<Handoff> carry =
+          chains_.PlanCarry(s, h, e, sheds_, std::min(share, NodeExcess(node)), &carry_cache_);
       if (!carry) continue;
       ChainCovers::ApplyCarry(s, h, *carry);
+      carry_cache_.Forget(s.topology().node_of(carry->receiver));
       carried = true;
     }
   }
