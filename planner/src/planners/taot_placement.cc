@@ -172,18 +172,26 @@ void Placement::CoverNode(int node) {
       if (handing && sheds_ == ChainCovers::Sheds::kPieces) {
         CarryPieces(node, std::span<const int>(by_expert).first(static_cast<size_t>(carriers)));
       } else {
+        // Each carrier changes only its own node and its receiver's (or bin's): the other nodes'
+        // surveys stand for the next carrier.
+        carry_cache_.Clear(topo.nodes());
         for (int i = 0; i < carriers; ++i) {
           const int h = by_expert[i];
           const int e = s.LargestExpert(h);
           if (e < 0) continue;
           if (handing) {
-            if (const std::optional<Handoff> carry = chains_.PlanCarry(s, h, e, sheds_)) {
+            if (const std::optional<Handoff> carry =
+                    chains_.PlanCarry(s, h, e, sheds_, std::numeric_limits<int64_t>::max(), &carry_cache_)) {
               ChainCovers::ApplyCarry(s, h, *carry);
+              carry_cache_.Forget(topo.node_of(carry->receiver));
               continue;
             }
           }
           const int c = s.BestFitBin(h, e, s.left(e), Scope::kOtherNodes);
-          if (c >= 0) Export(s, h, e, c, std::min(s.left(e), s.spare(c)));
+          if (c >= 0) {
+            Export(s, h, e, c, std::min(s.left(e), s.spare(c)));
+            carry_cache_.Forget(topo.node_of(c));
+          }
         }
       }
       CoverHot();

@@ -93,7 +93,7 @@ class Placement {
   TwoPieceCover two_piece_;
   SplitCover split_;
   ChainCovers chains_;
-  ChainCovers::CarryCache carry_cache_;  // CarryPieces' run of carries
+  ChainCovers::CarryCache carry_cache_;  // a run of carries out of one node
   SequenceCover sequence_;
   std::vector<int64_t> exports_;          // per node: what the exact rank-level transport sends out
   std::vector<int> carriers_chosen_;      // per node: carriers CoverNode chose first (-1: not yet)
