@@ -19,6 +19,7 @@
 #include "gloo_ranks.h"
 #include "loopback_daemon.h"
 #include "taot/client/gloo_transport.h"
+#include "taot/client/layer_tables.h"
 #include "taot/planner/plan_hash.h"
 #include "taot/planner/run_planner.h"
 #include "taot/server/job.h"
@@ -397,13 +398,22 @@ TEST(ClientTest, PredictiveModeSplitsOverThePushedPlacements) {
         return o;
       },
       [&](int r, Client& client) {
+        // From the router's ids on the plane: each layer copies the gathered counts down once,
+        // and its tables up once, whichever plan it got.
+        const std::vector<int32_t> ids = IdsOf<int32_t>(request.load.row(r));
+        LayerTables tables;
         for (int64_t step = 0; step < 3; ++step) {
-          absl::StatusOr<LayerPlan> plan = client.PlanLayer(step, 0, request.load.row(r));
+          const DataPlane::Copies before = client.transport().plane().copies();
+          absl::StatusOr<LayerPlan> plan =
+              client.PlanLayerFromIds(step, 0, {ids.data(), static_cast<int64_t>(ids.size()), false});
           ASSERT_TRUE(plan.ok()) << plan.status();
           // Step 0 has no placement yet; later steps use the one pushed from the step before.
           EXPECT_EQ(Source(*plan), step == 0 ? "local" : "placement")
               << "step " << step << ": " << plan->identity.reason;
           EXPECT_FALSE(plan->plan.replicas.empty());
+          ASSERT_TRUE(tables.Load(client.transport(), plan->plan, kExperts, request.slots_per_rank()).ok());
+          EXPECT_EQ(client.transport().plane().copies().downloads, before.downloads + 1) << "step " << step;
+          EXPECT_EQ(client.transport().plane().copies().uploads, before.uploads + 1) << "step " << step;
         }
       });
 }
