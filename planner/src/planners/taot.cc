@@ -101,19 +101,23 @@ Plan TaotPlanner::PlanAt(const PlanRequest& request, const LoadSums& sums, doubl
   std::vector<Piece> pieces;
   if (!placement_.Place(cap, pieces)) {
     plan.target_missed = true;
-    // The lowest cap the placement meets; at max_load nothing needs to move.
+    // The lowest cap the placement meets; at max_load nothing needs to move. A probe only asks
+    // whether a cap is met, so it stops at the first pass that meets it; the cap found is then
+    // placed with every pass.
     int64_t lo = cap + 1, hi = max_load;
     std::vector<Piece> trial;
     pieces.clear();
+    bool met = false;
     while (lo < hi) {
       const int64_t mid = lo + (hi - lo) / 2;
-      if (placement_.Place(mid, trial)) {
+      if (placement_.Place(mid, trial, /*first_met=*/true)) {
         hi = mid;
-        pieces = trial;
+        met = true;
       } else {
         lo = mid + 1;
       }
     }
+    if (met) placement_.Place(hi, pieces);
   }
   resident_ = request.resident;
   std::sort(resident_.begin(), resident_.end());

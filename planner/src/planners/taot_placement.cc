@@ -290,7 +290,7 @@ bool Placement::CrossesTwiceBetweenTwoNodes(const std::vector<Piece>& pieces) {
   return std::adjacent_find(crossings_.begin(), crossings_.end()) != crossings_.end();
 }
 
-bool Placement::Place(int64_t cap, std::vector<Piece>& pieces) {
+bool Placement::Place(int64_t cap, std::vector<Piece>& pieces, bool first_met) {
   PlacementState& s = state_;
   s.Reset(cap);
   UseResident(s);
@@ -300,6 +300,7 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces) {
   std::tuple<int64_t, double> best_key;
   base_ = s.values();
   auto run = [&](const Pass& pass) {
+    if (have_best && first_met && std::get<0>(best_key) == 0) return;
     if (have_best) s.Restore(base_);
     const std::tuple<int64_t, double> key = CoverAll(order, pass);
     if (!have_best || key < best_key) {

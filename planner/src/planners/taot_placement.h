@@ -59,8 +59,10 @@ class Placement {
   // Binds the placement to one request (the references must outlive the Place calls); buffers
   // are kept between requests, so a planner that reuses one Placement allocates little.
   void Prepare(const PlanRequest& request, const LoadSums& sums);
-  // Fills `pieces` and returns true when every rank ends at or under `cap`.
-  bool Place(int64_t cap, std::vector<Piece>& pieces);
+  // Fills `pieces` and returns true when every rank ends at or under `cap`: the cheapest of its
+  // passes, or (`first_met`) the first pass that meets the cap, for a caller that only asks
+  // whether the cap can be met.
+  bool Place(int64_t cap, std::vector<Piece>& pieces, bool first_met = false);
 
  private:
   // One way through steps 2 to 4.
