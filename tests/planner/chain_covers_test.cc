@@ -47,7 +47,7 @@ TEST(ChainCoversTest, ACarrierSendsMoreThanItsSurplusAndLeavesTheRestAsRoom) {
   BoundState b(OneBigExpert(), 150);  // rank 0 sheds 50; rooms 50 | 110 100
   PlacementState& s = b.state;
   ChainCovers chains;
-  const std::optional<Handoff> carry = chains.PlanCarry(s, 0, 0, ChainCovers::Sheds::kWhole);
+  const Handoff* carry = chains.PlanCarry(s, 0, 0, ChainCovers::Sheds::kWhole);
   ASSERT_TRUE(carry);
   EXPECT_EQ(carry->receiver, 2);
   EXPECT_EQ(carry->tokens, 150);  // its room and both its experts, which fit rank 3 whole
@@ -69,7 +69,7 @@ TEST(ChainCoversTest, ACarrierShedsPiecesWhereItsExpertsFitNoMateWhole) {
   ASSERT_EQ(s.spare(3), 90);
   ChainCovers chains;
   EXPECT_FALSE(chains.PlanCarry(s, 0, 0, ChainCovers::Sheds::kWhole));
-  const std::optional<Handoff> carry = chains.PlanCarry(s, 0, 0, ChainCovers::Sheds::kPieces);
+  const Handoff* carry = chains.PlanCarry(s, 0, 0, ChainCovers::Sheds::kPieces);
   ASSERT_TRUE(carry);
   EXPECT_EQ(carry->receiver, 3);
   EXPECT_EQ(carry->tokens, 150);  // its own room and its mate's
@@ -94,7 +94,7 @@ TEST(ChainCoversTest, APiecesCarryStopsAtItsLimitAndShedsWholeExpertsWhereTheyFi
   ChainCovers chains;
   // Up to 120: rank 2's room (100) and 20 of its own. Its expert of 40 fits rank 3 whole and
   // goes whole, so the carry grows to 140 rather than split that expert.
-  const std::optional<Handoff> carry = chains.PlanCarry(s, 0, 0, ChainCovers::Sheds::kPieces, 120);
+  const Handoff* carry = chains.PlanCarry(s, 0, 0, ChainCovers::Sheds::kPieces, 120);
   ASSERT_TRUE(carry);
   EXPECT_EQ(carry->receiver, 2);
   EXPECT_EQ(carry->tokens, 140);
@@ -152,9 +152,9 @@ TEST(ChainCoversTest, ACachedRunOfCarriesPlansWhatPlanningFromScratchDoes) {
       for (int i = 0; i < 12 && s.surplus(h) > 0; ++i) {
         const int e = s.LargestExpert(h);
         const int64_t most = s.surplus(h) / 2 + 1;
-        const std::optional<Handoff> want = fresh.PlanCarry(s, h, e, sheds, most);
-        const std::optional<Handoff> got = cached.PlanCarry(s, h, e, sheds, most, &cache);
-        ASSERT_EQ(got.has_value(), want.has_value()) << "seed " << seed << ", carry " << i;
+        const Handoff* want = fresh.PlanCarry(s, h, e, sheds, most);
+        const Handoff* got = cached.PlanCarry(s, h, e, sheds, most, &cache);
+        ASSERT_EQ(got != nullptr, want != nullptr) << "seed " << seed << ", carry " << i;
         if (!want) break;
         EXPECT_EQ(std::make_tuple(got->expert, got->receiver, got->tokens, got->overflow, got->cost),
                   std::make_tuple(want->expert, want->receiver, want->tokens, want->overflow, want->cost))

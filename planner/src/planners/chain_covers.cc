@@ -116,7 +116,7 @@ void ChainCovers::CarryCache::Clear(int nodes) {
 void ChainCovers::Survey(const PlacementState& state, int n, CarryCache::Node& node) const {
   node.owed = 0;  // earlier receivers' sheds will use the node's room too
   node.open.clear();
-  node.receivers.clear();
+  node.weighed = 0;
   for (int r : state.topology().ranks_of_node(n)) {
     node.owed += std::max<int64_t>(state.surplus(r), 0);
     if (state.IsOpen(r)) node.open.push_back({state.spare(r), -r});
@@ -146,11 +146,12 @@ void ChainCovers::ReceiverSheds(const PlacementState& state, int n, int g, int64
   }
 }
 
-std::optional<Handoff> ChainCovers::PlanCarry(const PlacementState& state, int h, int e, Sheds sheds, int64_t most,
-                                              CarryCache* cache) {
-  if (!state.tree()) return std::nullopt;
+const Handoff* ChainCovers::PlanCarry(const PlacementState& state, int h, int e, Sheds sheds, int64_t most,
+                                      CarryCache* cache) {
+  if (!state.tree()) return nullptr;
   const Topology& topo = state.topology();
-  std::optional<Handoff> best;
+  Handoff& best = carry_;
+  bool found = false;
   int64_t best_reach = 0;
   for (int n = 0; n < topo.nodes(); ++n) {
     if (n == topo.node_of(h)) continue;
@@ -166,13 +167,17 @@ std::optional<Handoff> ChainCovers::PlanCarry(const PlacementState& state, int h
       const int g = -node.open[c].second;
       if (state.Holds(e, g)) continue;
       ++weighed;
-      auto known = std::find_if(node.receivers.begin(), node.receivers.end(),
-                                [g](const CarryCache::Receiver& x) { return x.rank == g; });
-      if (known == node.receivers.end()) {
+      const auto end = node.receivers.begin() + static_cast<std::ptrdiff_t>(node.weighed);
+      auto known =
+          std::find_if(node.receivers.begin(), end, [g](const CarryCache::Receiver& x) { return x.rank == g; });
+      if (known == end) {
         ReceiverSheds(state, n, g, node.owed, sheds);
-        node.receivers.push_back({g, sheds_});
+        if (node.weighed == node.receivers.size()) node.receivers.emplace_back();
+        CarryCache::Receiver& slot = node.receivers[node.weighed++];
+        slot.rank = g;
+        slot.sheds.assign(sheds_.begin(), sheds_.end());
       } else {
-        sheds_ = known->sheds;
+        sheds_.assign(known->sheds.begin(), known->sheds.end());
       }
       int64_t shed = 0;
       for (const Shed& x : sheds_) shed += x.tokens;
@@ -199,15 +204,21 @@ std::optional<Handoff> ChainCovers::PlanCarry(const PlacementState& state, int h
       }
       // With pieces every receiver that reaches `most` does the job: the cheapest wins.
       const int64_t reach = sheds == Sheds::kPieces ? std::min(tokens, most) : tokens;
-      if (!best || std::make_tuple(-reach, cost, g) < std::make_tuple(-best_reach, best->cost, best->receiver)) {
-        best = Handoff{e, g, tokens, overflow, cost, {}};
+      if (!found || std::make_tuple(-reach, cost, g) < std::make_tuple(-best_reach, best.cost, best.receiver)) {
+        found = true;
+        best.expert = e;
+        best.receiver = g;
+        best.tokens = tokens;
+        best.overflow = overflow;
+        best.cost = cost;
         best_reach = reach;
-        if (sheds == Sheds::kPieces)
-          best->sheds.assign(sheds_.begin(), sheds_.begin() + static_cast<std::ptrdiff_t>(used));
+        // Into the member's own memory: no allocation once it has grown.
+        best.sheds.assign(sheds_.begin(),
+                          sheds_.begin() + static_cast<std::ptrdiff_t>(sheds == Sheds::kPieces ? used : 0));
       }
     }
   }
-  return best;
+  return found ? &best : nullptr;
 }
 
 void ChainCovers::ApplyHandoff(PlacementState& state, int h, const Handoff& handoff) {

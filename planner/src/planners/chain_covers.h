@@ -54,7 +54,9 @@ class ChainCovers {
       bool known = false;
       int64_t owed = 0;
       std::vector<std::pair<int64_t, int>> open;  // (room, -rank), roomiest first
-      std::vector<Receiver> receivers;            // those weighed so far
+      // The first `weighed` are those weighed so far; the rest keep their memory for later.
+      std::vector<Receiver> receivers;
+      size_t weighed = 0;
     };
     std::vector<Node> nodes_;
   };
@@ -82,9 +84,11 @@ class ChainCovers {
   // room plus what it sheds, after the node's own surplus, and at most `most`. The biggest such
   // piece wins, then the cheapest, then the lower rank. The piece may exceed h's surplus (Export).
   // O(R log R + nodes x (E/R) x ranks per node).
-  // With a cache, what it holds of a node stands for the node (see CarryCache).
-  std::optional<Handoff> PlanCarry(const PlacementState& state, int h, int e, Sheds sheds,
-                                   int64_t most = std::numeric_limits<int64_t>::max(), CarryCache* cache = nullptr);
+  // With a cache, what it holds of a node stands for the node (see CarryCache). The carry is
+  // this object's, valid until its next PlanCarry (null when there is none): a run of carries
+  // allocates nothing once its memory has grown.
+  const Handoff* PlanCarry(const PlacementState& state, int h, int e, Sheds sheds,
+                           int64_t most = std::numeric_limits<int64_t>::max(), CarryCache* cache = nullptr);
   // Whether h's biggest expert is more than three times as big as every bin outside h's node: only
   // then does a handoff carry what would otherwise take several inter-node pieces (measured on
   // the frontier cases: below that, the trial costs time and saves nothing). O(R).
@@ -124,6 +128,7 @@ class ChainCovers {
   std::vector<Mate> mates_;         // the receiver's open node-mates, their room and slots left
   std::vector<Shed> sheds_;         // the receiver's sheds, in the order made
   CarryCache::Node survey_;         // a node's survey when there is no cache
+  Handoff carry_;                   // PlanCarry's answer
 };
 
 }  // namespace taot::planners

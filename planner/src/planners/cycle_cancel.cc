@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <utility>
 
 namespace taot::planners {
 
@@ -123,7 +124,9 @@ void CycleCanceller::Cancel(const PlanRequest& request, const std::vector<int64_
     // Cheap pieces join the forest first, so each cycle is closed by the dearest piece on it.
     order_.resize(pieces.size());
     std::iota(order_.begin(), order_.end(), 0);
-    std::stable_sort(order_.begin(), order_.end(), [&](int a, int b) { return cost_[a] < cost_[b]; });
+    // The lower piece among equals (as a stable sort would, without its buffer).
+    std::sort(order_.begin(), order_.end(),
+              [&](int a, int b) { return std::make_pair(cost_[a], a) < std::make_pair(cost_[b], b); });
     parent_.resize(static_cast<size_t>(R));
     std::iota(parent_.begin(), parent_.end(), 0);
     for (auto& list : adj_) list.clear();

@@ -18,7 +18,7 @@ void Placement::Prepare(const PlanRequest& request, const LoadSums& sums) {
   split_.Resize(request.ranks(), request.experts());
 }
 
-std::vector<int> Placement::NodeOrder() {
+const std::vector<int>& Placement::NodeOrder() {
   const Topology& topo = state_.topology();
   const int R = state_.ranks();
   exports_.assign(static_cast<size_t>(topo.nodes()), 0);
@@ -53,11 +53,14 @@ std::vector<int> Placement::NodeOrder() {
       if (!topo.same_node(hot[f.from], cold[f.to])) exports_[topo.node_of(hot[f.from])] += f.amount;
     }
   }
-  std::vector<int> order(static_cast<size_t>(topo.nodes()));
+  std::vector<int>& order = node_order_;
+  order.resize(static_cast<size_t>(topo.nodes()));
   std::iota(order.begin(), order.end(), 0);
-  // Self-sufficient nodes first (they only use their own room), then exporters, largest first.
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return std::make_tuple(exports_[a] > 0, -exports_[a]) < std::make_tuple(exports_[b] > 0, -exports_[b]);
+  // Self-sufficient nodes first (they only use their own room), then exporters, largest first;
+  // the lower node among equals. (std::sort with the index as the last key orders as a stable
+  // sort does, without the stable sort's buffer.)
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    return std::make_tuple(exports_[a] > 0, -exports_[a], a) < std::make_tuple(exports_[b] > 0, -exports_[b], b);
   });
   return order;
 }
@@ -112,8 +115,7 @@ void Placement::CarryPieces(int node, std::span<const int> carriers) {
   // Only the carries below change the state, each the carrier's node and its receiver's: the
   // other nodes' surveys stand from one carry to the next.
   carry_cache_.Clear(s.topology().nodes());
-  if (const std::optional<Handoff> probe =
-          chains_.PlanCarry(s, first, s.LargestExpert(first), sheds_, excess, &carry_cache_)) {
+  if (const Handoff* probe = chains_.PlanCarry(s, first, s.LargestExpert(first), sheds_, excess, &carry_cache_)) {
     const int64_t receivers = (excess + probe->tokens - 1) / probe->tokens;
     share = (excess + receivers - 1) / receivers;
   }
@@ -122,8 +124,7 @@ void Placement::CarryPieces(int node, std::span<const int> carriers) {
     for (const int h : carriers) {
       const int e = s.LargestExpert(h);
       if (e < 0 || NodeExcess(node) <= 0) continue;
-      const std::optional<Handoff> carry =
-          chains_.PlanCarry(s, h, e, sheds_, std::min(share, NodeExcess(node)), &carry_cache_);
+      const Handoff* carry = chains_.PlanCarry(s, h, e, sheds_, std::min(share, NodeExcess(node)), &carry_cache_);
       if (!carry) continue;
       ChainCovers::ApplyCarry(s, h, *carry);
       carry_cache_.Forget(s.topology().node_of(carry->receiver));
@@ -149,7 +150,9 @@ void Placement::CoverNode(int node) {
   for (int r : topo.ranks_of_node(node)) {
     if (s.surplus(r) > 0) hot_.push_back(r);
   }
-  std::stable_sort(hot_.begin(), hot_.end(), [&](int a, int b) { return s.surplus(a) > s.surplus(b); });
+  // The biggest surplus first, the lower rank among equals.
+  std::sort(hot_.begin(), hot_.end(),
+            [&](int a, int b) { return std::make_pair(-s.surplus(a), a) < std::make_pair(-s.surplus(b), b); });
   int carriers_max = exports_[node] > 0 ? std::min<int>(kMaxCarriers, static_cast<int>(hot_.size())) : 0;
   if (carriers_max == 0) {
     CoverHot();
@@ -159,8 +162,11 @@ void Placement::CoverNode(int node) {
     // so that node-mates cover themselves inside the node in the room that leaves.
     std::vector<int>& by_expert = by_expert_;
     by_expert = hot_;
-    std::stable_sort(by_expert.begin(), by_expert.end(),
-                     [&](int a, int b) { return s.left(s.LargestExpert(a)) > s.left(s.LargestExpert(b)); });
+    // The biggest expert first; among equals, hot_'s order.
+    std::sort(by_expert.begin(), by_expert.end(), [&](int a, int b) {
+      return std::make_tuple(-s.left(s.LargestExpert(a)), -s.surplus(a), a) <
+             std::make_tuple(-s.left(s.LargestExpert(b)), -s.surplus(b), b);
+    });
     const size_t start = s.log().size();
     const bool can_hand_off = ChainCovers::CanHandOff(s, by_expert[0]);
     // A carrier either fills the best-fitting bin in another node, or (`handing`) hands its
@@ -180,7 +186,7 @@ void Placement::CoverNode(int node) {
           const int e = s.LargestExpert(h);
           if (e < 0) continue;
           if (handing) {
-            if (const std::optional<Handoff> carry =
+            if (const Handoff* carry =
                     chains_.PlanCarry(s, h, e, sheds_, std::numeric_limits<int64_t>::max(), &carry_cache_)) {
               ChainCovers::ApplyCarry(s, h, *carry);
               carry_cache_.Forget(topo.node_of(carry->receiver));
@@ -294,7 +300,7 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces, bool first_met) {
   PlacementState& s = state_;
   s.Reset(cap);
   UseResident(s);
-  const std::vector<int> order = NodeOrder();
+  const std::vector<int>& order = NodeOrder();
   const bool any_exporter = std::any_of(exports_.begin(), exports_.end(), [](int64_t x) { return x > 0; });
   bool have_best = false;
   std::tuple<int64_t, double> best_key;

@@ -76,7 +76,7 @@ class Placement {
   // Covers every node in one pass from the state after step 1; (surplus left, cost).
   std::tuple<int64_t, double> CoverAll(const std::vector<int>& order, const Pass& pass);
   // The order of step 2; also fills exports_ and clears the carrier choices.
-  std::vector<int> NodeOrder();
+  const std::vector<int>& NodeOrder();
   void CoverNode(int node);
   // PlaceWhole for every hot rank of the node (hot_), then BestCover for those still hot.
   void CoverHot();
@@ -98,6 +98,7 @@ class Placement {
   ChainCovers::CarryCache carry_cache_;  // a run of carries out of one node
   SequenceCover sequence_;
   std::vector<int64_t> exports_;          // per node: what the exact rank-level transport sends out
+  std::vector<int> node_order_;           // NodeOrder's
   std::vector<int> carriers_chosen_;      // per node: carriers CoverNode chose first (-1: not yet)
   std::vector<char> carriers_handing_;    // per node: whether those carriers hand off
   std::vector<int64_t> supply_, demand_;  // the rank-level transport's input, consumed
