@@ -412,6 +412,16 @@ PYBIND11_MODULE(_taot, m) {
           "(pairs when none) then int32 first short expert (E when none). On NCCL it runs on the side stream after "
           "the work on stream, which then waits for it.")
       .def(
+          "reserve_reroute",
+          [](PyClient& c, int64_t max_pairs) {
+            const ClientOptions& o = c.client->options();
+            py::gil_scoped_release release;
+            Check(ReserveRerouteWorkspace(c.client->transport(), o.experts, o.slots_per_rank, max_pairs, *c.reroute));
+          },
+          py::arg("max_pairs"),
+          "Sizes reroute_on_plane's workspace now for layers of up to max_pairs pairs, so that no later reroute of "
+          "at most that many allocates or waits on the host (what a CUDA graph that captures it needs).")
+      .def(
           "move_weights",
           [](PyClient& c, const LayerPlan& plan, const std::vector<uintptr_t>& home,
              const std::vector<uintptr_t>& slots, size_t nbytes, double timeout_s) {

@@ -439,6 +439,18 @@ taot_status taot_client_reroute_on_plane(taot_client* client, const taot_plan* p
   });
 }
 
+taot_status taot_client_reserve_reroute(taot_client* client, size_t max_pairs) {
+  return Call([&]() -> absl::Status {
+    if (client == nullptr) return Null("client");
+    if (max_pairs > static_cast<size_t>(std::numeric_limits<int64_t>::max())) {
+      return absl::InvalidArgumentError(absl::StrCat("max_pairs: must fit an int64_t, got ", max_pairs));
+    }
+    const taot::client::ClientOptions& o = client->client->options();
+    return taot::client::ReserveRerouteWorkspace(client->client->transport(), o.experts, o.slots_per_rank,
+                                                 static_cast<int64_t>(max_pairs), *client->reroute);
+  });
+}
+
 taot_status taot_client_start_tensor_moves(taot_client* client, const taot_plan* plan, const taot_expert_tensor* home,
                                            const taot_expert_tensor* slots, size_t num_tensors, uintptr_t stream,
                                            taot_pending** out, int64_t* bytes_sent, int64_t* bytes_received) {

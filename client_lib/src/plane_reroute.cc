@@ -17,29 +17,29 @@ absl::Status RerouteWorkspace::GrowTo(DataPlane& plane, size_t bytes) {
   return absl::OkStatus();
 }
 
-namespace {
-
-absl::Status CheckLoaded(const Transport& transport, const LayerTables& tables) {
-  if (!tables.loaded() || tables.transport() != &transport) {
-    return absl::FailedPreconditionError("tables: no plan is loaded on this transport");
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace
-
-absl::Status ReserveRerouteWorkspace(Transport& transport, const LayerTables& tables, int64_t max_pairs,
+absl::Status ReserveRerouteWorkspace(Transport& transport, int experts, int slots, int64_t max_pairs,
                                      RerouteWorkspace& workspace) {
-  if (absl::Status s = CheckLoaded(transport, tables); !s.ok()) return s;
+  const int R = transport.size();
+  if (experts <= 0 || experts % R != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("experts: must be a positive multiple of the ranks (", R, "), got ", experts));
+  }
+  if (slots < 0) return absl::InvalidArgumentError(absl::StrCat("slots: must be >= 0, got ", slots));
   if (max_pairs < 0) return absl::InvalidArgumentError(absl::StrCat("max_pairs: must be >= 0, got ", max_pairs));
+  kernels::RouteTable shape;  // the sizes read only the shape
+  shape.ranks = R;
+  shape.experts = experts;
+  shape.slots = slots;
   DataPlane& plane = transport.plane();
-  return workspace.GrowTo(plane, plane.RerouteWorkspaceBytes(max_pairs, tables.route()));
+  return workspace.GrowTo(plane, plane.RerouteWorkspaceBytes(max_pairs, shape));
 }
 
 absl::Status StartReroute(Transport& transport, const LayerTables& tables, const int32_t* expert_ids, int64_t pairs,
                           const RerouteOutputs& outputs, RerouteWorkspace& workspace,
                           std::optional<uintptr_t> trainer_stream) {
-  if (absl::Status s = CheckLoaded(transport, tables); !s.ok()) return s;
+  if (!tables.loaded() || tables.transport() != &transport) {
+    return absl::FailedPreconditionError("tables: no plan is loaded on this transport");
+  }
   if (pairs < 0) return absl::InvalidArgumentError(absl::StrCat("pairs: must be >= 0, got ", pairs));
   if (pairs > 0 && expert_ids == nullptr) return absl::InvalidArgumentError("expert_ids: must not be null");
   for (auto [field, p] : {std::pair<const char*, const void*>{"outputs.virtual_expert", outputs.virtual_expert},

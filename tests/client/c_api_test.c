@@ -106,6 +106,10 @@ static void* rank_main(void* arg) {
   int32_t plane_dest[EXPERTS * 6], virtual_ids[EXPERTS * 6];
   int64_t plane_counts[2], order[EXPERTS * 6];
   taot_route_check route_check;
+  CHECK(taot_client_reserve_reroute(client, pairs) == TAOT_OK);
+  CHECK(taot_client_reserve_reroute(NULL, pairs) == TAOT_INVALID_ARGUMENT);
+  CHECK(taot_client_reserve_reroute(client, SIZE_MAX) == TAOT_INVALID_ARGUMENT);
+  CHECK(strstr(taot_last_error(), "max_pairs: must fit an int64_t") != NULL);
   CHECK(taot_client_reroute_on_plane(client, plan, ids, pairs, virtual_ids, plane_dest, plane_counts, order,
                                      &route_check, TAOT_NO_STREAM) == TAOT_OK);
   CHECK(route_check.first_bad_pair == (int64_t)pairs && route_check.first_short_expert == EXPERTS);

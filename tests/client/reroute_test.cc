@@ -208,7 +208,7 @@ TEST(RerouteTest, TablesAndAReservedWorkspaceKeepTheirAddressesAcrossPlans) {
   const kernels::RouteTable first = tables.route();
   RerouteWorkspace workspace;
   constexpr int64_t kMostPairs = 4096;
-  ASSERT_TRUE(ReserveRerouteWorkspace(t, tables, kMostPairs, workspace).ok());
+  ASSERT_TRUE(ReserveRerouteWorkspace(t, o.experts, K, kMostPairs, workspace).ok());
   EXPECT_EQ(workspace.grows(), 1);
   const void* reserved = workspace.data();
   ASSERT_FALSE(plan.replicas.empty());
@@ -229,9 +229,11 @@ TEST(RerouteTest, TablesAndAReservedWorkspaceKeepTheirAddressesAcrossPlans) {
     EXPECT_EQ(workspace.grows(), 1);
     EXPECT_EQ(workspace.data(), reserved);
   }
-  EXPECT_EQ(ReserveRerouteWorkspace(t, tables, -1, workspace).message(), "max_pairs: must be >= 0, got -1");
-  LayerTables none;
-  EXPECT_EQ(ReserveRerouteWorkspace(t, none, 1, workspace).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(ReserveRerouteWorkspace(t, o.experts, K, -1, workspace).message(), "max_pairs: must be >= 0, got -1");
+  EXPECT_EQ(ReserveRerouteWorkspace(t, o.experts, -1, 1, workspace).message(), "slots: must be >= 0, got -1");
+  EXPECT_NE(ReserveRerouteWorkspace(t, o.experts + 1, K, 1, workspace).message().find("experts: must be a positive"),
+            std::string::npos);
+  EXPECT_EQ(workspace.grows(), 1);  // a refusal changes nothing
 }
 
 TEST(RerouteTest, ATableRefusesAPlanThatOverfillsTheSlotsOrAssignsWithoutAReplica) {

@@ -154,6 +154,12 @@ def worker(rank, args):
     client = taot.Client(transport, experts=E, node="n0" if rank < 2 else "n1", mode=args.mode,
                          address=args.address, job_id="e2e", slots_per_rank=K, call_timeout_s=2.0,
                          placement_wait_s=2.0)
+    client.reserve_reroute(T * TOPK)  # every layer's reroute then runs in this workspace
+    try:
+        client.reserve_reroute(-1)
+        raise AssertionError("reserve_reroute accepted max_pairs = -1")
+    except ValueError as e:
+        assert "max_pairs: must be >= 0" in str(e), e
     slots = [torch.zeros(P) for _ in range(K)]
     moved = 0
     prefetched = None  # predictive mode, tensor form: the next step's weights already on their way

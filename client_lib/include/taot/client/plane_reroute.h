@@ -54,9 +54,10 @@ absl::Status StartReroute(Transport& transport, const LayerTables& tables, const
                           const RerouteOutputs& outputs, RerouteWorkspace& workspace,
                           std::optional<uintptr_t> trainer_stream = std::nullopt);
 
-// Grows `workspace` now for layers of up to `max_pairs` pairs under plans of the shape loaded in
-// `tables` (the workspace depends on R, E, K and the pairs, not on the plan).
-absl::Status ReserveRerouteWorkspace(Transport& transport, const LayerTables& tables, int64_t max_pairs,
+// Grows `workspace` now for layers of up to `max_pairs` pairs with E = `experts` and K = `slots`
+// (the workspace depends on R, E, K and the pairs, not on the plan). Refused by field name:
+// experts not a positive multiple of R, slots or max_pairs negative.
+absl::Status ReserveRerouteWorkspace(Transport& transport, int experts, int slots, int64_t max_pairs,
                                      RerouteWorkspace& workspace);
 
 }  // namespace taot::client

@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define TAOT_CLIENT_ABI_VERSION 3
+#define TAOT_CLIENT_ABI_VERSION 4
 
 typedef enum taot_status {
   TAOT_OK = 0,
@@ -162,6 +162,10 @@ taot_status taot_client_reroute_on_plane(taot_client* client, const taot_plan* p
                                          size_t pairs, int32_t* virtual_expert, int32_t* dest_rank,
                                          int64_t* send_counts, int64_t* order, taot_route_check* check,
                                          uintptr_t stream);
+/* Sizes the reroute's workspace now for layers of up to `max_pairs` pairs, so that no later
+ * taot_client_reroute_on_plane of at most that many allocates or waits on the host (what a CUDA
+ * graph that captures it needs). Since ABI version 4. */
+taot_status taot_client_reserve_reroute(taot_client* client, size_t max_pairs);
 
 /* Moves started and not yet waited for. */
 typedef struct taot_pending taot_pending;
