@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
-#include <iterator>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -332,8 +331,8 @@ class Client::Impl {
     return Candidate{std::move(out), true};
   }
 
-  // The local planner's plan; `ready` is this rank's tag gathered with the row, `all_ready`
-  // (when asked) whether every rank's was set.
+  // The local planner's plan; `ready` rides in this rank's tag, and `all_ready` (when asked)
+  // says whether every rank's was set.
   absl::StatusOr<Candidate> Local(int64_t step, int layer, LoadSource& source, std::string reason, bool ready = true,
                                   bool* all_ready = nullptr) {
     if (absl::Status s = source.Gather(RankTag{ready ? 1 : 0, 0, 0}, gathered_.load.values(), tags_); !s.ok()) {
@@ -411,17 +410,11 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& opti
   // Who shares a node (every rank's node name, numbered in order of the lowest rank on it), the
   // run id, and the settings every rank must share.
   const SharedSettings settings = SharedSettingsOf(options);
-  const int64_t mine[3 + kSharedSettings] = {
-      NameHash(options.node),
-      options.run_id.empty() ? 0 : NameHash(options.run_id),
-      static_cast<int64_t>(std::random_device{}()) << 32 | std::random_device{}(),
-      settings[0],
-      settings[1],
-      settings[2],
-      settings[3],
-      settings[4],
-      settings[5]};
-  constexpr size_t kWords = std::size(mine);
+  std::array<int64_t, 3 + kSharedSettings> mine = {
+      NameHash(options.node), options.run_id.empty() ? 0 : NameHash(options.run_id),
+      static_cast<int64_t>(std::random_device{}()) << 32 | std::random_device{}()};
+  std::copy(settings.begin(), settings.end(), mine.begin() + 3);
+  constexpr size_t kWords = mine.size();
   std::vector<int64_t> all(kWords * static_cast<size_t>(transport->size()));
   if (absl::Status s = transport->AllGather(mine, all, options.collective_timeout); !s.ok()) return s;
   std::vector<int64_t> node_hashes;

@@ -1,6 +1,7 @@
 #include "load_source.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -12,6 +13,11 @@ namespace {
 // A plane rank's entries: E counts, the RouteCheck (two entries), the tag.
 static_assert(sizeof(kernels::RouteCheck) == 2 * sizeof(int64_t));
 constexpr size_t kCheckEntries = 2;
+
+// The tag as the words that travel: written by TagWords, read back by Split.
+std::array<int64_t, kTagWords> TagWords(const RankTag& tag) {
+  return {tag.ready, tag.holds_placement, tag.placement_hash};
+}
 
 // Splits gathered entries (per rank: E counts, then `skip` entries, then the tag) into the load
 // matrix and the tags.
@@ -31,7 +37,8 @@ void Split(std::span<const int64_t> gathered, size_t experts, size_t skip, std::
 absl::Status HostRow::Gather(const RankTag& mine, std::span<int64_t> load, std::span<RankTag> tags) {
   std::vector<int64_t>& send = buffers_.mine;
   send.assign(row_.begin(), row_.end());
-  send.insert(send.end(), {mine.ready, mine.holds_placement, mine.placement_hash});
+  const std::array<int64_t, kTagWords> tag = TagWords(mine);
+  send.insert(send.end(), tag.begin(), tag.end());
   buffers_.all.resize(send.size() * tags.size());
   if (absl::Status s = transport_.AllGather(send, buffers_.all, timeout_); !s.ok()) return s;
   Split(buffers_.all, row_.size(), 0, load, tags);
@@ -63,9 +70,8 @@ absl::Status PlaneIds::Count(const RankTag& tag) {
     return s;
   }
   kernels::Words words;
-  words.value[0] = tag.ready;
-  words.value[1] = tag.holds_placement;
-  words.value[2] = tag.placement_hash;
+  const std::array<int64_t, kTagWords> values = TagWords(tag);
+  std::copy(values.begin(), values.end(), words.value);
   words.count = kTagWords;
   return plane.WriteWords(mine + experts_ + kCheckEntries, words);
 }

@@ -41,13 +41,13 @@ class LoadSource {
   virtual absl::Status Gather(const RankTag& mine, std::span<int64_t> load, std::span<RankTag> tags) = 0;
 };
 
-// A row the trainer counted on the host (already range-checked).
 // HostRow's gather buffers (this rank's row and tag, every rank's), kept by the caller between
 // layers.
 struct HostRowBuffers {
   std::vector<int64_t> mine, all;
 };
 
+// A row the trainer counted on the host (already range-checked).
 class HostRow final : public LoadSource {
  public:
   HostRow(Transport& transport, std::span<const int64_t> row, absl::Duration timeout, HostRowBuffers& buffers)

@@ -107,6 +107,10 @@ void Sketch::AddToCover(int e, int c, int64_t amount, bool new_piece, double pie
     const auto it = std::find(open_touched_.begin(), open_touched_.end(), c);
     if (it != open_touched_.end()) open_touched_.erase(it);
   }
+  SkipClosedBack();
+}
+
+void Sketch::SkipClosedBack() {
   if (!state_->tree()) return;
   const std::vector<Bin>& bins = state_->open_bins();
   while (closed_back_ < bins.size() && !OpenElsewhere(bins[bins.size() - 1 - closed_back_].second)) ++closed_back_;
@@ -123,10 +127,7 @@ void Sketch::CoverOtherNodes() {
     }
   }
   closed_back_ = 0;
-  if (state_->tree()) {
-    const std::vector<Bin>& bins = state_->open_bins();
-    while (closed_back_ < bins.size() && !OpenElsewhere(bins[bins.size() - 1 - closed_back_].second)) ++closed_back_;
-  }
+  SkipClosedBack();
   for (int i = state_->first_piece(h_); i >= 0; i = state_->next_piece(i)) {
     if (rem_ == 0) break;
     const Piece& p = state_->pieces()[i];

@@ -75,6 +75,8 @@ class Sketch {
   }
   // Add, keeping CoverOtherNodes' frontier in step.
   void AddToCover(int e, int c, int64_t amount, bool new_piece, double piece_cost);
+  // Moves closed_back_ past the index's roomiest bins that are not OpenElsewhere.
+  void SkipClosedBack();
   // Whether the sketch added a piece of e on c.
   bool Placed(int e, int c) const {
     if (new_pieces_[c] == 0) return false;

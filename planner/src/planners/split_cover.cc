@@ -49,7 +49,6 @@ double SplitCover::CrossNodeFloor(int64_t rem) const {
 SplitCover::Split SplitCover::Plan(const PlacementState& state, int h, double bound) {
   Sketch& sk = sketch_;
   sk.Start(state, h);
-  PrepareFloor(state, h);
   // The pieces inside, laid once: j = 0, then each next piece while h is not covered, the node
   // has room and the pieces inside cost no more than the bound.
   inside_.assign(1, sk.mark());
@@ -58,6 +57,8 @@ SplitCover::Split SplitCover::Plan(const PlacementState& state, int h, double bo
     if (state.cost() + sk.cost() > bound) break;
     inside_.push_back(sk.mark());
   }
+  // The floor only rules out splits below the first weighed: with none, it is not needed.
+  if (inside_.size() > 1) PrepareFloor(state, h);
   // Most pieces inside first. A j that covers h only wins by costing less than the best so far,
   // or as little (lower j win ties); the slack keeps a floor summed in another order than the
   // cover's own sum from ruling out an equal cost.
