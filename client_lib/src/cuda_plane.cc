@@ -27,16 +27,31 @@ cudaStream_t AsStream(uintptr_t stream) { return reinterpret_cast<cudaStream_t>(
 
 }  // namespace
 
+// Pinned host memory, and the event after the last copy out of it enqueued outside a capture.
+class PinnedStaging final : public StagingBuffer {
+ public:
+  ~PinnedStaging() override {
+    if (data_ != nullptr) cudaFreeHost(data_);
+    if (read_ != nullptr) cudaEventDestroy(read_);
+  }
+  void* data() override { return data_; }
+
+ private:
+  friend class CudaPlane;
+  void* data_ = nullptr;
+  cudaEvent_t read_ = nullptr;
+  bool recorded_ = false;
+};
+
 CudaPlane::~CudaPlane() {
-  if (pinned_ != nullptr) cudaFreeHost(pinned_);
   if (pinned_down_ != nullptr) cudaFreeHost(pinned_down_);
-  for (cudaEvent_t e : {uploaded_, side_done_, trainer_done_, finished_}) {
+  for (cudaEvent_t e : {side_done_, trainer_done_, finished_}) {
     if (e != nullptr) cudaEventDestroy(e);
   }
 }
 
 absl::Status CudaPlane::Use() const {
-  if (absl::Status s = comm_.Usable("device plane"); !s.ok()) return s;
+  if (absl::Status s = waiter_.Usable("device plane"); !s.ok()) return s;
   return Cuda(cudaSetDevice(device_), "cudaSetDevice");
 }
 
@@ -54,24 +69,42 @@ absl::StatusOr<std::unique_ptr<TransportBuffer>> CudaPlane::NewBuffer(size_t byt
   return std::make_unique<DeviceBuffer>(data);
 }
 
-absl::Status CudaPlane::Upload(const void* host, size_t bytes, void* dst) {
+absl::StatusOr<std::unique_ptr<StagingBuffer>> CudaPlane::NewStaging(size_t bytes) {
   if (absl::Status s = Use(); !s.ok()) return s;
-  if (bytes == 0) return absl::OkStatus();
-  if (uploaded_ != nullptr) {
-    if (absl::Status s = AwaitComm(comm_, uploaded_, absl::Now() + wait_, "upload staging"); !s.ok()) return s;
-  }
-  if (bytes > pinned_bytes_) {
-    if (pinned_ != nullptr) cudaFreeHost(pinned_);
-    pinned_ = nullptr;
-    pinned_bytes_ = 0;
-    if (absl::Status s = Cuda(cudaMallocHost(&pinned_, bytes), "pinned staging"); !s.ok()) return s;
-    pinned_bytes_ = bytes;
-  }
-  std::memcpy(pinned_, host, bytes);
-  if (absl::Status s = Cuda(cudaMemcpyAsync(dst, pinned_, bytes, cudaMemcpyHostToDevice, stream_), "upload"); !s.ok()) {
+  auto staging = std::make_unique<PinnedStaging>();
+  if (absl::Status s = Cuda(cudaMallocHost(&staging->data_, bytes == 0 ? 1 : bytes), "pinned staging"); !s.ok()) {
     return s;
   }
-  if (absl::Status s = Record(uploaded_, stream_); !s.ok()) return s;
+  // Made here, not in CopyIn, which may be running under a capture.
+  if (absl::Status s = Cuda(cudaEventCreateWithFlags(&staging->read_, cudaEventDisableTiming), "event"); !s.ok()) {
+    return s;
+  }
+  return staging;
+}
+
+absl::Status CudaPlane::AwaitStaging(StagingBuffer& staging, absl::Duration timeout) {
+  auto& pinned = static_cast<PinnedStaging&>(staging);
+  if (!pinned.recorded_) return absl::OkStatus();
+  if (absl::Status s = Use(); !s.ok()) return s;
+  return waiter_.Await(pinned.read_, absl::Now() + timeout, "staging");
+}
+
+absl::Status CudaPlane::CopyIn(StagingBuffer& staging, size_t bytes, void* dst) {
+  auto& pinned = static_cast<PinnedStaging&>(staging);
+  if (absl::Status s = Use(); !s.ok()) return s;
+  if (bytes == 0) return absl::OkStatus();
+  if (absl::Status s = Cuda(cudaMemcpyAsync(dst, pinned.data_, bytes, cudaMemcpyHostToDevice, stream_), "upload");
+      !s.ok()) {
+    return s;
+  }
+  // Under a capture the copy is a graph node and an event recorded here could not be waited for
+  // from the host: the replays are the trainer's to order.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (absl::Status s = Cuda(cudaStreamIsCapturing(stream_, &capture), "capture status"); !s.ok()) return s;
+  if (capture == cudaStreamCaptureStatusNone) {
+    if (absl::Status s = Cuda(cudaEventRecord(pinned.read_, stream_), "event record"); !s.ok()) return s;
+    pinned.recorded_ = true;
+  }
   ++copies_.uploads;
   return absl::OkStatus();
 }
@@ -163,7 +196,7 @@ absl::Status CudaPlane::AwaitStream(uintptr_t stream) {
 absl::Status CudaPlane::Finish(absl::Duration timeout) {
   if (absl::Status s = Use(); !s.ok()) return s;
   if (absl::Status s = Record(finished_, stream_); !s.ok()) return s;
-  if (absl::Status s = AwaitComm(comm_, finished_, absl::Now() + timeout, "device plane"); !s.ok()) return s;
+  if (absl::Status s = waiter_.Await(finished_, absl::Now() + timeout, "device plane"); !s.ok()) return s;
   for (const Arrival& a : arrivals_) std::memcpy(a.dst.data(), pinned_down_ + a.offset, a.dst.size_bytes());
   arrivals_.clear();
   pinned_down_used_ = 0;

@@ -1,6 +1,7 @@
-// The NCCL transport's data plane: device memory, and the kernels' CUDA launchers on taot's side
-// stream, the same stream its sends and receives run on, so that a pack, the exchange and the
-// unpack that follows are ordered with no host wait. Internal to libtaot_client's NCCL part.
+// A device transport's data plane: device memory, and the kernels' CUDA launchers on taot's side
+// stream, the same stream its exchanges run on, so that a pack, the exchange and the unpack that
+// follows are ordered with no host wait. Used by the NCCL transport and the in-process device
+// transport. Internal to libtaot_client's device part.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -9,22 +10,24 @@
 #include <span>
 #include <vector>
 
-#include "nccl_wait.h"
+#include "device_wait.h"
 #include "taot/client/data_plane.h"
 
 namespace taot::client {
 
 class CudaPlane final : public DataPlane {
  public:
-  // `comm` outlives the plane (the transport owns both); `stream` is the side stream; `wait` bounds
-  // the one host wait inside a layer (Upload's, for the previous layer's copy).
-  CudaPlane(NcclComm& comm, int device, cudaStream_t stream, absl::Duration wait)
-      : comm_(comm), device_(device), stream_(stream), wait_(wait) {}
+  // `waiter` outlives the plane (the transport owns both); `stream` is the side stream; `wait`
+  // bounds the plane's own waits (Download's when its staging is full).
+  CudaPlane(DeviceWaiter& waiter, int device, cudaStream_t stream, absl::Duration wait)
+      : waiter_(waiter), device_(device), stream_(stream), wait_(wait) {}
   ~CudaPlane() override;
 
   bool ordered() const override { return true; }
   absl::StatusOr<std::unique_ptr<TransportBuffer>> NewBuffer(size_t bytes) override;
-  absl::Status Upload(const void* host, size_t bytes, void* dst) override;
+  absl::StatusOr<std::unique_ptr<StagingBuffer>> NewStaging(size_t bytes) override;
+  absl::Status AwaitStaging(StagingBuffer& staging, absl::Duration timeout) override;
+  absl::Status CopyIn(StagingBuffer& staging, size_t bytes, void* dst) override;
   absl::Status Pack(const kernels::ExpertTensors& tensors, const int32_t* experts, int32_t count,
                     void* packed) override;
   absl::Status Unpack(const kernels::ExpertTensors& tensors, const int32_t* experts, int32_t count,
@@ -49,15 +52,10 @@ class CudaPlane final : public DataPlane {
   // event's state at the time of the wait call, so reuse is safe).
   absl::Status Record(cudaEvent_t& event, cudaStream_t stream);
 
-  NcclComm& comm_;
+  DeviceWaiter& waiter_;
   const int device_;
   cudaStream_t stream_;
   const absl::Duration wait_;
-  // Upload's pinned staging, and the event after its last copy: the host writes it again only
-  // once that copy is done (normally long done: it is the previous layer's).
-  void* pinned_ = nullptr;
-  size_t pinned_bytes_ = 0;
-  cudaEvent_t uploaded_ = nullptr;
   // Download's pinned staging, and where each download goes once Finish has seen it arrive.
   int64_t* pinned_down_ = nullptr;
   size_t pinned_down_count_ = 0;

@@ -26,13 +26,48 @@ Layout LayoutFor(size_t guests, size_t experts, size_t sent, size_t received) {
 }
 
 template <typename T>
-void Put(std::vector<char>& blob, size_t offset, const std::vector<T>& values) {
-  if (!values.empty()) std::memcpy(blob.data() + offset, values.data(), values.size() * sizeof(T));
+void Put(char* staging, size_t offset, const std::vector<T>& values) {
+  if (!values.empty()) std::memcpy(staging + offset, values.data(), values.size() * sizeof(T));
 }
 
 }  // namespace
 
 absl::Status LayerTables::Load(Transport& transport, const Plan& plan, int experts, int slots) {
+  if (absl::Status s = Stage(transport, plan, experts, slots); !s.ok()) return s;
+  absl::Status s = Upload();
+  if (!s.ok()) loaded_ = false;  // the plane holds neither this plan nor, whole, the last one
+  return s;
+}
+
+absl::Status LayerTables::Reserve(DataPlane& plane, size_t bytes) {
+  if (bytes <= buffer_bytes_ && staging_ != nullptr) return absl::OkStatus();
+  if (absl::Status s = plane.Finish(wait_); !s.ok()) return s;
+  loaded_ = false;  // the old tables go with their memory
+  staging_.reset();
+  buffer_.reset();
+  buffer_bytes_ = 0;
+  absl::StatusOr<std::unique_ptr<StagingBuffer>> staging = plane.NewStaging(bytes);
+  if (!staging.ok()) return staging.status();
+  absl::StatusOr<std::unique_ptr<TransportBuffer>> buffer = plane.NewBuffer(bytes);
+  if (!buffer.ok()) return buffer.status();
+  staging_ = *std::move(staging);
+  buffer_ = *std::move(buffer);
+  buffer_bytes_ = bytes;
+  return absl::OkStatus();
+}
+
+absl::Status LayerTables::Upload(std::optional<uintptr_t> trainer_stream) {
+  if (!loaded_) return absl::FailedPreconditionError("tables: no plan is staged");
+  DataPlane& plane = transport_->plane();
+  if (trainer_stream.has_value()) {
+    if (absl::Status s = plane.AwaitStream(*trainer_stream); !s.ok()) return s;
+  }
+  if (absl::Status s = plane.CopyIn(*staging_, staged_bytes_, buffer_->data()); !s.ok()) return s;
+  if (trainer_stream.has_value()) return plane.HoldStream(*trainer_stream);
+  return absl::OkStatus();
+}
+
+absl::Status LayerTables::Stage(Transport& transport, const Plan& plan, int experts, int slots) {
   if (transport_ != nullptr && transport_ != &transport) {
     return absl::FailedPreconditionError("tables: hold another transport's memory; use one per transport");
   }
@@ -65,30 +100,22 @@ absl::Status LayerTables::Load(Transport& transport, const Plan& plan, int exper
     return absl::InvalidArgumentError(
         absl::StrCat("plan.replicas: more than the ", R * slots, " replicas of ", R, " ranks x ", slots, " slots"));
   }
-  std::vector<char> blob(layout.bytes);
-  Put(blob, layout.pair_end, route->pair_end);
-  Put(blob, layout.guest_begin, route->offsets);
-  Put(blob, layout.guest_rank, route->guests);
-  Put(blob, layout.virtual_id, route->virtual_id);
-  Put(blob, layout.sent, sent);
-  Put(blob, layout.received, received);
-
   DataPlane& plane = transport.plane();
-  if (layout.bytes > buffer_bytes_) {
-    if (absl::Status s = plane.Finish(wait_); !s.ok()) return s;
-    loaded_ = false;  // the old tables go with their memory
-    buffer_.reset();
-    buffer_bytes_ = 0;
-    absl::StatusOr<std::unique_ptr<TransportBuffer>> buffer = plane.NewBuffer(layout.bytes);
-    if (!buffer.ok()) return buffer.status();
-    buffer_ = *std::move(buffer);
-    buffer_bytes_ = layout.bytes;
-  }
+  if (absl::Status s = Reserve(plane, layout.bytes); !s.ok()) return s;
+  if (absl::Status s = plane.AwaitStaging(*staging_, wait_); !s.ok()) return s;
+  char* staging = static_cast<char*>(staging_->data());
+  std::memset(staging, 0, layout.bytes);
+  Put(staging, layout.pair_end, route->pair_end);
+  Put(staging, layout.guest_begin, route->offsets);
+  Put(staging, layout.guest_rank, route->guests);
+  Put(staging, layout.virtual_id, route->virtual_id);
+  Put(staging, layout.sent, sent);
+  Put(staging, layout.received, received);
   char* base = static_cast<char*>(buffer_->data());
-  if (absl::Status s = plane.Upload(blob.data(), blob.size(), base); !s.ok()) return s;
 
   transport_ = &transport;
   loaded_ = true;
+  staged_bytes_ = layout.bytes;
   rank_ = me;
   ranks_ = R;
   experts_ = experts;

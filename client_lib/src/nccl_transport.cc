@@ -39,7 +39,8 @@ class NcclTransport final : public Transport {
         device_(o.device),
         stream_(stream),
         own_stream_(own_stream),
-        plane_(*comm_, o.device, stream, o.timeout) {}
+        plane_(*comm_, o.device, stream, o.timeout),
+        plane_wait_(o.timeout) {}
   ~NcclTransport() override {
     if (scratch_ != nullptr) cudaFree(scratch_);
     comm_.reset();  // before the stream it may have work on
@@ -61,7 +62,8 @@ class NcclTransport final : public Transport {
     auto* send = static_cast<int64_t*>(scratch_);
     int64_t* recv = send + mine.size();
     // Through the plane's copies, so that its counters hold every host-device copy a layer makes.
-    if (absl::Status s = plane_.Upload(mine.data(), mine.size_bytes(), send); !s.ok()) return s;
+    if (absl::Status s = Stage(mine); !s.ok()) return s;
+    if (absl::Status s = plane_.CopyIn(*staging_, mine.size_bytes(), send); !s.ok()) return s;
     if (absl::Status s = AllGatherOnPlane(send, recv, mine.size(), timeout); !s.ok()) return s;
     if (absl::Status s = plane_.Download(recv, all); !s.ok()) return s;
     return plane_.Finish(timeout);
@@ -109,6 +111,21 @@ class NcclTransport final : public Transport {
     return Cuda(cudaSetDevice(device_), "cudaSetDevice");
   }
 
+  // `mine` in the staging the host all-gather copies in from (once its last copy has read it).
+  absl::Status Stage(std::span<const int64_t> mine) {
+    if (staging_ != nullptr) {
+      if (absl::Status s = plane_.AwaitStaging(*staging_, plane_wait_); !s.ok()) return s;
+    }
+    if (staging_ == nullptr || mine.size_bytes() > staging_bytes_) {
+      absl::StatusOr<std::unique_ptr<StagingBuffer>> staging = plane_.NewStaging(mine.size_bytes());
+      if (!staging.ok()) return staging.status();
+      staging_ = *std::move(staging);
+      staging_bytes_ = mine.size_bytes();
+    }
+    if (!mine.empty()) std::memcpy(staging_->data(), mine.data(), mine.size_bytes());
+    return absl::OkStatus();
+  }
+
   absl::Status Scratch(size_t bytes) {
     if (bytes <= scratch_bytes_) return absl::OkStatus();
     if (scratch_ != nullptr) cudaFree(scratch_);
@@ -125,6 +142,9 @@ class NcclTransport final : public Transport {
   cudaStream_t stream_;
   const bool own_stream_;
   CudaPlane plane_;
+  const absl::Duration plane_wait_;
+  std::unique_ptr<StagingBuffer> staging_;
+  size_t staging_bytes_ = 0;
   void* scratch_ = nullptr;
   size_t scratch_bytes_ = 0;
 };

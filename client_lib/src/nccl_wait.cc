@@ -5,11 +5,6 @@
 
 namespace taot::client {
 
-absl::Status Cuda(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return absl::OkStatus();
-  return absl::UnavailableError(absl::StrCat(what, ": ", cudaGetErrorString(e)));
-}
-
 absl::Status Nccl(ncclResult_t r, const char* what) {
   if (r == ncclSuccess || r == ncclInProgress) return absl::OkStatus();
   return absl::UnavailableError(absl::StrCat(what, ": ", ncclGetErrorString(r)));
@@ -23,6 +18,10 @@ absl::Status NcclComm::Usable(const char* what) const {
   if (!aborted) return absl::OkStatus();
   return absl::FailedPreconditionError(
       absl::StrCat(what, ": the communicator was aborted after a peer did not answer; connect again"));
+}
+
+absl::Status NcclComm::Await(cudaEvent_t event, absl::Time deadline, const char* what) {
+  return AwaitComm(*this, event, deadline, what);
 }
 
 absl::Status AwaitComm(NcclComm& comm, cudaEvent_t event, absl::Time deadline, const char* what) {

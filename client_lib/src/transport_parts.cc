@@ -21,6 +21,15 @@ class HostBuffer final : public TransportBuffer {
   std::vector<char> bytes_;
 };
 
+class HostStaging final : public StagingBuffer {
+ public:
+  explicit HostStaging(size_t bytes) : bytes_(bytes) {}
+  void* data() override { return bytes_.data(); }
+
+ private:
+  std::vector<char> bytes_;
+};
+
 absl::Status TensorCountError(const kernels::ExpertTensors& tensors) {
   return absl::InvalidArgumentError(
       absl::StrCat("tensors.count: must be in [1, ", kernels::kMaxTensors, "], got ", tensors.count));
@@ -37,9 +46,13 @@ absl::StatusOr<std::unique_ptr<TransportBuffer>> HostPlane::NewBuffer(size_t byt
   return std::make_unique<HostBuffer>(bytes);
 }
 
-absl::Status HostPlane::Upload(const void* host, size_t bytes, void* dst) {
+absl::StatusOr<std::unique_ptr<StagingBuffer>> HostPlane::NewStaging(size_t bytes) {
+  return std::make_unique<HostStaging>(bytes);
+}
+
+absl::Status HostPlane::CopyIn(StagingBuffer& staging, size_t bytes, void* dst) {
   if (bytes == 0) return absl::OkStatus();
-  std::memcpy(dst, host, bytes);
+  std::memcpy(dst, staging.data(), bytes);
   ++copies_.uploads;
   return absl::OkStatus();
 }

@@ -16,7 +16,9 @@ class HostPlane final : public DataPlane {
  public:
   bool ordered() const override { return false; }
   absl::StatusOr<std::unique_ptr<TransportBuffer>> NewBuffer(size_t bytes) override;
-  absl::Status Upload(const void* host, size_t bytes, void* dst) override;
+  absl::StatusOr<std::unique_ptr<StagingBuffer>> NewStaging(size_t bytes) override;
+  absl::Status AwaitStaging(StagingBuffer&, absl::Duration) override { return absl::OkStatus(); }
+  absl::Status CopyIn(StagingBuffer& staging, size_t bytes, void* dst) override;
   absl::Status Pack(const kernels::ExpertTensors& tensors, const int32_t* experts, int32_t count,
                     void* packed) override;
   absl::Status Unpack(const kernels::ExpertTensors& tensors, const int32_t* experts, int32_t count,

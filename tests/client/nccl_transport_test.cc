@@ -1,19 +1,24 @@
-// The NCCL transport on real GPUs (label `gpu`; skips without enough devices): a row of the
-// transport contract (transport_contract_test.cc) with one rank per device and its buffers in
-// device memory; and its own checks: a one-rank communicator's collectives and device memory,
-// and weight moves and gradient return between ranks on separate devices.
+// The device transports on real GPUs (label `gpu`; skips without enough devices): two rows of the
+// transport contract (transport_contract_test.cc), both with their buffers in device memory: NCCL
+// with one rank per device, and ranks as threads on one device (so that one GPU runs the
+// contract's many-rank checks on the device plane); and NCCL's own checks: a one-rank
+// communicator's collectives and device memory, and weight moves and gradient return between
+// ranks on separate devices.
 #include "taot/client/nccl_transport.h"
 
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
 
+#include <cstring>
 #include <thread>
 
 #include "taot/client/client.h"
+#include "taot/client/device_in_process_transport.h"
 #include "taot/client/layer_tables.h"
 #include "taot/client/plane_reroute.h"
 #include "taot/client/replica_exchange.h"
+#include "taot/client/reroute.h"
 #include "taot/kernels/expert_weights.h"
 #include "transport_contract.h"
 
@@ -45,6 +50,17 @@ void OnNcclRanks(int ranks, const RankBody& body) {
   for (std::thread& t : threads) t.join();
 }
 
+// Any number of ranks as threads on device 0.
+void OnDeviceThreads(int ranks, const RankBody& body) {
+  absl::StatusOr<std::vector<std::unique_ptr<Transport>>> transports = ConnectInProcessOnDevice(ranks, {});
+  ASSERT_TRUE(transports.ok()) << transports.status();
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r) threads.emplace_back([&, r] { body(*(*transports)[r]); });
+  for (std::thread& t : threads) t.join();
+}
+
+int AnyNumberWithADevice() { return Devices() > 0 ? AnyNumberOfRanks() : 0; }
+
 void ToDevice(void* buffer, const void* host, size_t bytes) {
   ASSERT_EQ(cudaMemcpy(buffer, host, bytes, cudaMemcpyHostToDevice), cudaSuccess);
 }
@@ -59,7 +75,13 @@ INSTANTIATE_TEST_SUITE_P(Transports, TransportTest,
                                                         .to_buffer = &ToDevice,
                                                         .from_buffer = &FromDevice,
                                                         .max_ranks = &Devices,
-                                                        .why_no_more = "one rank per CUDA device"}),
+                                                        .why_no_more = "one rank per CUDA device"},
+                                           TransportRow{.name = "device_threads",
+                                                        .on_ranks = &OnDeviceThreads,
+                                                        .to_buffer = &ToDevice,
+                                                        .from_buffer = &FromDevice,
+                                                        .max_ranks = &AnyNumberWithADevice,
+                                                        .why_no_more = "no CUDA device"}),
                          TransportRowName);
 
 TEST(NcclTransportTest, BadOptionsAreRefusedByName) {
@@ -115,7 +137,9 @@ TEST(NcclTransportTest, ThePlaneRunsInOrderWithTheTrainersStream) {
   ASSERT_EQ(cudaMemcpyAsync(source->data(), host.data(), host.size(), cudaMemcpyHostToDevice, trainer), cudaSuccess);
   ASSERT_TRUE(plane.AwaitStream(reinterpret_cast<uintptr_t>(trainer)).ok());
   const std::vector<int32_t> experts = {4, 0, 2};
-  ASSERT_TRUE(plane.Upload(experts.data(), experts.size() * sizeof(int32_t), table->data()).ok());
+  auto staging = *plane.NewStaging(experts.size() * sizeof(int32_t));
+  std::memcpy(staging->data(), experts.data(), experts.size() * sizeof(int32_t));
+  ASSERT_TRUE(plane.CopyIn(*staging, experts.size() * sizeof(int32_t), table->data()).ok());
   kernels::ExpertTensors tensors;
   tensors.count = 1;
   tensors.tensor[0].base = source->data();
@@ -199,6 +223,80 @@ TEST(NcclTransportTest, AClientPlansFromIdsOnTheDeviceWithOneDownload) {
       << refused.status();
   cudaStreamSynchronize(trainer);
   cudaStreamDestroy(trainer);
+}
+
+// A layer's table upload and reroute captured once in a CUDA graph on the trainer's stream (the
+// side stream joins the capture through the plane's events), then replayed for each plan staged
+// before it: every replay's destinations are the host reroute's for that plan.
+TEST(InProcessDeviceTransportTest, ACapturedUploadAndRerouteReplayForEachStagedPlan) {
+  if (Devices() < 1) GTEST_SKIP() << "no CUDA device";
+  constexpr int kRanks = 2, kExperts = 4, kSlots = 1;
+  absl::StatusOr<std::vector<std::unique_ptr<Transport>>> transports = ConnectInProcessOnDevice(kRanks, {});
+  ASSERT_TRUE(transports.ok()) << transports.status();
+  Transport& t = *(*transports)[0];  // rank 0 alone: neither the upload nor the reroute talks to peers
+  Plan none, half, all;
+  half.replicas = all.replicas = {{0, 1}};  // expert 0 (rank 0's) also on rank 1
+  half.assignments = {{0, 0, 1, 50}};
+  all.assignments = {{0, 0, 1, 100}};
+  std::vector<int32_t> ids(300);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i % 3);  // 100 pairs for expert 0
+  const int64_t n = static_cast<int64_t>(ids.size());
+  DataPlane& plane = t.plane();
+  auto device_ids = *plane.NewBuffer(ids.size() * sizeof(int32_t));
+  auto virtual_expert = *plane.NewBuffer(ids.size() * 4), dest = *plane.NewBuffer(ids.size() * 4);
+  auto sends = *plane.NewBuffer(kRanks * 8), order = *plane.NewBuffer(ids.size() * 8);
+  auto check = *plane.NewBuffer(sizeof(kernels::RouteCheck));
+  const RerouteOutputs outputs{static_cast<int32_t*>(virtual_expert->data()), static_cast<int32_t*>(dest->data()),
+                               static_cast<int64_t*>(sends->data()), static_cast<int64_t*>(order->data()),
+                               static_cast<kernels::RouteCheck*>(check->data())};
+  ASSERT_EQ(cudaMemcpy(device_ids->data(), ids.data(), ids.size() * sizeof(int32_t), cudaMemcpyHostToDevice),
+            cudaSuccess);
+  LayerTables tables;
+  RerouteWorkspace workspace;
+  ASSERT_TRUE(ReserveRerouteWorkspace(t, kExperts, kSlots, n, workspace).ok());
+  cudaStream_t trainer = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&trainer, cudaStreamNonBlocking), cudaSuccess);
+  const uintptr_t stream = reinterpret_cast<uintptr_t>(trainer);
+  // A first layer outside the capture, as trainers warm up before capturing: it sizes and places
+  // the tables and makes the plane's events.
+  ASSERT_TRUE(tables.Stage(t, all, kExperts, kSlots).ok());
+  ASSERT_TRUE(tables.Upload(stream).ok());
+  ASSERT_TRUE(
+      StartReroute(t, tables, static_cast<const int32_t*>(device_ids->data()), n, outputs, workspace, stream).ok());
+  ASSERT_EQ(cudaStreamSynchronize(trainer), cudaSuccess);
+  ASSERT_TRUE(plane.Finish(absl::Seconds(30)).ok());
+  ASSERT_TRUE(tables.Stage(t, none, kExperts, kSlots).ok());
+  ASSERT_EQ(cudaStreamBeginCapture(trainer, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  const absl::Status upload = tables.Upload(stream);
+  const absl::Status reroute =
+      StartReroute(t, tables, static_cast<const int32_t*>(device_ids->data()), n, outputs, workspace, stream);
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(trainer, &graph), cudaSuccess);
+  ASSERT_TRUE(upload.ok()) << upload;
+  ASSERT_TRUE(reroute.ok()) << reroute;
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  for (const Plan* plan : {&half, &none, &all}) {
+    ASSERT_TRUE(tables.Stage(t, *plan, kExperts, kSlots).ok());
+    ASSERT_EQ(cudaGraphLaunch(exec, trainer), cudaSuccess);
+    std::vector<int32_t> got(ids.size());
+    ASSERT_EQ(cudaMemcpyAsync(got.data(), outputs.dest_rank, got.size() * 4, cudaMemcpyDeviceToHost, trainer),
+              cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(trainer), cudaSuccess);  // the replay has read the staging
+    std::vector<int32_t> want(ids.size());
+    std::vector<int64_t> per_rank(kRanks);
+    ASSERT_TRUE(Reroute(*RerouteTable::For(*plan, kRanks, kExperts, 0, kSlots), ids, want, per_rank).ok());
+    EXPECT_EQ(got, want) << plan->assignments.size() << " assignments";
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(trainer);
+}
+
+TEST(InProcessDeviceTransportTest, BadOptionsAreRefusedByName) {
+  EXPECT_NE(ConnectInProcessOnDevice(0, {}).status().message().find("size: must be >= 1"), std::string::npos);
+  EXPECT_NE(ConnectInProcessOnDevice(2, {.device = -1}).status().message().find("device: must be >= 0"),
+            std::string::npos);
 }
 
 TEST(NcclTransportTest, WeightsAndGradientsMoveBetweenDevices) {

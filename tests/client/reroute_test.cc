@@ -236,6 +236,62 @@ TEST(RerouteTest, TablesAndAReservedWorkspaceKeepTheirAddressesAcrossPlans) {
   EXPECT_EQ(workspace.grows(), 1);  // a refusal changes nothing
 }
 
+// Load's halves apart, as a CUDA graph that holds the upload uses them: staging a plan changes
+// only the host's side (the accessors, the staging), the plane's tables change with the upload
+// (one copy), and both keep their addresses.
+TEST(RerouteTest, StagedTablesReachThePlaneOnlyWithTheUpload) {
+  const auto [o, request, plan] = TaotPlanOn(64, 0.7);
+  const int K = request.slots_per_rank();
+  ASSERT_FALSE(plan.assignments.empty());
+  const int source = plan.assignments.front().source;  // a rank that sends pairs to a guest
+  std::vector<std::unique_ptr<Transport>> transports = ConnectInProcess(o.ranks);
+  Transport& t = *transports[source];
+  const std::vector<int32_t> pairs = PairsOf(request.load, source, 3);
+  const int64_t n = static_cast<int64_t>(pairs.size());
+  RerouteWorkspace workspace;
+  ASSERT_TRUE(ReserveRerouteWorkspace(t, o.experts, K, n, workspace).ok());
+  auto destinations = [&](const LayerTables& tables) {
+    std::vector<int32_t> virtual_id(pairs.size() + 1), dest(pairs.size() + 1);
+    std::vector<int64_t> sends(o.ranks), order(pairs.size() + 1);
+    kernels::RouteCheck check;
+    EXPECT_TRUE(StartReroute(t, tables, pairs.data(), n,
+                             {virtual_id.data(), dest.data(), sends.data(), order.data(), &check}, workspace)
+                    .ok());
+    dest.pop_back();
+    return dest;
+  };
+  auto reference = [&](const Plan& p) {
+    std::vector<int32_t> dest(pairs.size());
+    std::vector<int64_t> sends(o.ranks);
+    EXPECT_TRUE(Reroute(*RerouteTable::For(p, o.ranks, o.experts, source, K), pairs, dest, sends).ok());
+    return dest;
+  };
+  LayerTables tables;
+  EXPECT_EQ(tables.Upload().message(), "tables: no plan is staged");
+  ASSERT_TRUE(tables.Load(t, Plan{}, o.experts, K).ok());
+  const std::vector<int32_t> home = reference(Plan{});
+  const std::vector<int32_t> planned = reference(plan);
+  ASSERT_NE(home, planned);
+  EXPECT_EQ(destinations(tables), home);
+  const kernels::RouteTable before = tables.route();
+  const int64_t uploads = t.plane().copies().uploads;
+  ASSERT_TRUE(tables.Stage(t, plan, o.experts, K).ok());
+  EXPECT_EQ(tables.transfers().size(), Transfers(plan, o.experts / o.ranks).size());  // the host side: the plan
+  EXPECT_EQ(destinations(tables), home);                                              // the plane: not yet
+  EXPECT_EQ(t.plane().copies().uploads, uploads);
+  ASSERT_TRUE(tables.Upload().ok());
+  EXPECT_EQ(t.plane().copies().uploads, uploads + 1);
+  EXPECT_EQ(destinations(tables), planned);
+  EXPECT_EQ(tables.route().pair_end, before.pair_end);
+  EXPECT_EQ(tables.route().guest_rank, before.guest_rank);
+  // A refused plan changes nothing, not even the staging: the next upload copies the same plan.
+  Plan bad = plan;
+  bad.replicas.clear();  // its assignments without their replicas
+  EXPECT_NE(tables.Stage(t, bad, o.experts, K).message().find("holds no replica"), std::string::npos);
+  ASSERT_TRUE(tables.Upload().ok());
+  EXPECT_EQ(destinations(tables), planned);
+}
+
 TEST(RerouteTest, ATableRefusesAPlanThatOverfillsTheSlotsOrAssignsWithoutAReplica) {
   Plan plan;
   plan.replicas = {{0, 2}, {1, 2}, {4, 2}};

@@ -51,6 +51,7 @@ def worker(rank, build, tmp, address):
     expect(rank, lambda: EP(experts(), num_experts=E + 2 * (rank == 1)), "rank 1", "num_experts")
     expect(rank, lambda: EP(experts(), num_experts=E, slots=-1 if rank == 0 else 1), "rank 0", "slots")
     expect(rank, lambda: EP(experts(), num_experts=E, microbatches=0), "microbatches")
+    expect(rank, lambda: EP(experts(), num_experts=E, max_pairs=-1), "max_pairs: must be a whole number")
     expect(rank, lambda: EP([expert(), expert()], num_experts=E), "local_experts: must be a non-empty")
     expect(rank, lambda: EP(torch.nn.ModuleList([expert(3), expert(4)]), num_experts=E), "local_experts[1]",
            "same layout")
@@ -72,13 +73,16 @@ def worker(rank, build, tmp, address):
         raise AssertionError(f"rank {rank}: a daemon with K = 1 accepted a layer with K = 2")
     dist.barrier()
 
-    moe = EP(experts(), num_experts=E, slots=1, group=dist.new_group([0, 1]))
+    moe = EP(experts(), num_experts=E, slots=1, group=dist.new_group([0, 1]), max_pairs=12)
     x, ids, gates = torch.randn(6, 2), torch.randint(0, E, (6, 2)), torch.rand(6, 2)
     expect(rank, lambda: moe(x.view(3, 2, 2), ids, gates), "x: must be [tokens, features]")
     expect(rank, lambda: moe(x, ids.float(), gates), "topk_ids: must hold integer")
     expect(rank, lambda: moe(x, ids[:5], gates), "topk_ids: must be [tokens, k]")
     expect(rank, lambda: moe(x, ids, gates[:, :1]), "topk_weights")
     expect(rank, lambda: moe(x, ids, gates, microbatch=1), "microbatch: must be in [0, 1)")
+    more = torch.randint(0, E, (7, 2))
+    expect(rank, lambda: moe(torch.randn(7, 2), more, torch.rand(7, 2)), "topk_ids: routes 14 pairs",
+           "max_pairs 12")
     x.requires_grad_()
     moe(x, ids, gates).sum().backward()  # the refusals changed nothing: a good layer trains
     if x.grad is None or moe.home.grad is None:

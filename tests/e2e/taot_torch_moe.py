@@ -16,11 +16,16 @@ tests/e2e/moe_torch.py explains: the same per-pair terms, summed in another orde
 
 Usage: taot_torch_moe.py BUILD_DIR MODE [--kill-daemon-at STEP] [--secure] [--idle-rank]
                          [--daemon ADDRESS --tls-dir DIR --token TOKEN] [--steps N] [--pause-s S]
+                         [--device cuda]
 MODE is local, remote, predictive. --idle-rank: rank 3's experts are never chosen and the planner
 is `none`, so rank 3 receives no token at all and must still join every collective in backward.
 --daemon: train against a daemon already running (job "e2e", R = 4, E = 16, K = 2; the container
 test's), with mutual TLS from DIR (ca.pem, client.pem, client.key) and the token; the plan sources
 of every step are printed as one JSON line ("sources: [...]"). --pause-s: a pause between steps.
+--device cuda: the device variant (label `gpu`): rank r's experts, tokens and oracle on cuda:r, an
+NCCL process group, and taot's NCCL transport (its counts, reroute, moves and gradient return on
+the device plane); the same checks. It needs a CUDA build of torch, taot built with NCCL and one
+device per rank (NCCL takes one rank per device), and exits with 77 (ctest's skip) without them.
 """
 import argparse
 import copy
@@ -43,6 +48,7 @@ D, H, T = 8, 16, 48
 MICRO, LR = 2, 0.05
 RTOL, ATOL = 1e-4, 1e-5
 NEVER = [7]  # an expert no token chooses
+SKIP = 77  # ctest's SKIP_RETURN_CODE for the device variant
 
 
 def make_expert():
@@ -56,7 +62,7 @@ def route(x, router, bias):
 
 def dense_layer(experts, x, ids, gates):
     """Every choice computed here, with every expert: the oracle."""
-    out = torch.zeros(x.shape[0], D)
+    out = x.new_zeros(x.shape[0], D)
     for e in range(E):
         token, choice = (ids == e).nonzero(as_tuple=True)
         if len(token):
@@ -78,20 +84,25 @@ def worker(rank, args):
     sys.path.insert(0, os.path.join(args.build, "client_lib", "python"))
     import taot.torch
 
-    dist.init_process_group("gloo", init_method=f"file://{args.tmp}/pg", rank=rank, world_size=R)
-    torch.manual_seed(0)  # the same model on every rank
-    experts = [make_expert() for _ in range(E)]
-    bias = torch.zeros(E)
+    device = torch.device("cpu")
+    if args.device == "cuda":
+        device = torch.device("cuda", rank)
+        torch.cuda.set_device(device)
+    backend = "nccl" if device.type == "cuda" else "gloo"
+    dist.init_process_group(backend, init_method=f"file://{args.tmp}/pg", rank=rank, world_size=R)
+    torch.manual_seed(0)  # the same model on every rank (drawn on the CPU, then moved)
+    experts = [make_expert().to(device) for _ in range(E)]
+    bias = torch.zeros(E, device=device)
     bias[[0, 1, 5]] = torch.tensor([2.5, 2.0, 1.5])  # hot experts, two of them on rank 0
     bias[NEVER] = -1e4
     if args.idle_rank:
         bias[12:16] = -1e4
-    router = (torch.randn(D, E) * 0.5).requires_grad_()
+    router = (torch.randn(D, E) * 0.5).to(device).requires_grad_()
     dense = torch.nn.ModuleList(copy.deepcopy(experts))
     dense_router = router.detach().clone().requires_grad_()
     torch.manual_seed(100 + rank)
-    inputs = [[torch.randn(T, D) for _ in range(MICRO)] for _ in range(args.steps)]
-    targets = [[torch.randn(T, D) for _ in range(MICRO)] for _ in range(args.steps)]
+    inputs = [[torch.randn(T, D).to(device) for _ in range(MICRO)] for _ in range(args.steps)]
+    targets = [[torch.randn(T, D).to(device) for _ in range(MICRO)] for _ in range(args.steps)]
     mine = list(range(rank * (E // R), (rank + 1) * (E // R)))
     options = dict(call_timeout_s=2.0, placement_wait_s=2.0, **args.secure_options)
     if args.idle_rank:
@@ -100,7 +111,8 @@ def worker(rank, args):
     # The taot code of a trainer: the layer, built from this rank's experts.
     moe = taot.torch.ExpertParallel(torch.nn.ModuleList(copy.deepcopy(experts[e]) for e in mine), num_experts=E,
                                     slots=K, mode=args.mode, address=args.address, job_id="e2e",
-                                    node="n0" if rank < 2 else "n1", microbatches=MICRO, **options)
+                                    node="n0" if rank < 2 else "n1", microbatches=MICRO, max_pairs=T * TOPK,
+                                    **options)
     sgd = torch.optim.SGD(list(moe.parameters()) + [router], lr=LR)
     dense_sgd = torch.optim.SGD(list(dense.parameters()) + [dense_router], lr=LR)
 
@@ -149,7 +161,7 @@ def worker(rank, args):
                 moe.home[i].copy_(torch.cat([p.reshape(-1) for p in dense[e].parameters()]))
             router.copy_(dense_router)
 
-    total = torch.tensor([replicated])
+    total = torch.tensor([replicated], device=device)
     dist.all_reduce(total)
     stats = moe.session.client.stats()
     if rank == 0:
@@ -169,6 +181,20 @@ def worker(rank, args):
     dist.destroy_process_group()
 
 
+def device_variant_missing(build):
+    """Why the device variant cannot run here, or None."""
+    sys.path.insert(0, os.path.join(build, "client_lib", "python"))
+    import taot
+
+    if not torch.cuda.is_available():
+        return "this torch has no CUDA device"
+    if torch.cuda.device_count() < R:
+        return f"{R} ranks need {R} CUDA devices (NCCL takes one rank per device), {torch.cuda.device_count()} here"
+    if not taot.has_nccl:
+        return "taot was built without NCCL"
+    return None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("build")
@@ -181,7 +207,13 @@ def main():
     parser.add_argument("--token", default=None)
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--pause-s", type=float, default=0.0)
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     args = parser.parse_args()
+    if args.device == "cuda":
+        missing = device_variant_missing(args.build)
+        if missing:
+            print(f"skipped: {missing}")
+            sys.exit(SKIP)
     with tempfile.TemporaryDirectory() as tmp:
         args.tmp = tmp
         if args.daemon is not None:

@@ -118,6 +118,7 @@ class Session:
                              expert_bytes=expert_bytes, device_type=self.device.type,
                              **{k: client_options[k] for k in sorted(client_options)})
         self._layers = 0
+        self._reserved = 0  # pairs the reroute's workspace holds without growing
         self._pending = []  # device-plane exchanges not yet checked, oldest first
         node = node if node is not None else socket.gethostname()
         hosts = [None] * self.ranks
@@ -145,6 +146,12 @@ class Session:
         store = dist.distributed_c10d._get_default_store()
         return taot.connect_store(self.rank, self.ranks, store, f"taot/{run[0]}/", hostname=hostname,
                                   timeout_s=self.timeout_s)
+
+    def reserve(self, max_pairs):
+        """The reroute's workspace, shared by the session's layers, for max_pairs pairs from now on."""
+        if max_pairs > self._reserved:
+            self.client.reserve_reroute(max_pairs)
+            self._reserved = max_pairs
 
     def next_layer(self):
         self._layers += 1
@@ -274,10 +281,15 @@ class ExpertParallel(torch.nn.Module):
     for the topology (default: its hostname), hostname the address taot's Gloo transport listens
     on (default: loopback when all ranks share a host, else the hostname). Every ExpertParallel
     over one group shares one Session, and is numbered as a layer in construction order unless
-    `layer` is given. `microbatches`: how many forwards make one step (see forward)."""
+    `layer` is given. `microbatches`: how many forwards make one step (see forward). `max_pairs`:
+    the most (token, choice) pairs one forward routes (tokens x top-k); given, the reroute's
+    workspace is reserved for it here, so that no forward allocates device memory or waits on the
+    host for it (what capturing the layer in a CUDA graph needs), and a forward with more pairs is
+    refused; without it, the workspace grows to the largest forward seen."""
 
     def __init__(self, local_experts, *, num_experts, group=None, slots=2, mode="local", address="", job_id="",
-                 layer=None, microbatches=1, node=None, hostname=None, timeout_s=60.0, **client_options):
+                 layer=None, microbatches=1, max_pairs=None, node=None, hostname=None, timeout_s=60.0,
+                 **client_options):
         super().__init__()
         if not dist.is_initialized():
             raise RuntimeError("taot.torch: call torch.distributed.init_process_group before ExpertParallel")
@@ -291,6 +303,8 @@ class ExpertParallel(torch.nn.Module):
             error = f"slots: must be a whole number >= 0, got {slots!r}"
         if error is None and not (isinstance(microbatches, int) and microbatches >= 1):
             error = f"microbatches: must be a whole number >= 1, got {microbatches!r}"
+        if error is None and max_pairs is not None and not (isinstance(max_pairs, int) and max_pairs >= 0):
+            error = f"max_pairs: must be a whole number >= 0 or None, got {max_pairs!r}"
         layout = _Layout(local_experts[0]) if error is None else None
         _agree(group, error, dict(num_experts=num_experts, slots=slots, mode=mode, address=address, job_id=job_id,
                                   microbatches=microbatches, layout=layout and layout.describe(),
@@ -313,6 +327,9 @@ class ExpertParallel(torch.nn.Module):
                                     job_id=job_id, node=node, hostname=hostname, timeout_s=timeout_s,
                                     **client_options)
         self.layer = layer if layer is not None else self.session.next_layer()
+        self.max_pairs = max_pairs
+        if max_pairs is not None:
+            self.session.reserve(max_pairs)
         self._forwards = 0
         self.last_plan = None
 
@@ -365,6 +382,9 @@ class ExpertParallel(torch.nn.Module):
                 raise ValueError(f"{name}: must be on the experts' device {self.home.device}, got {t.device}")
         if not (isinstance(microbatch, int) and 0 <= microbatch < self.microbatches):
             raise ValueError(f"microbatch: must be in [0, {self.microbatches}), got {microbatch!r}")
+        if self.max_pairs is not None and topk_ids.numel() > self.max_pairs:
+            raise ValueError(f"topk_ids: routes {topk_ids.numel()} pairs, more than the layer's max_pairs "
+                             f"{self.max_pairs}")
         return x.shape[0]
 
     def _reroute(self, plan, ids):

@@ -30,6 +30,15 @@ class TransportBuffer {
   virtual void* data() = 0;
 };
 
+// Host memory a plane copies from (DataPlane::CopyIn), at a fixed address: pinned on a device, so
+// that a copy from it is asynchronous and a CUDA graph can capture one (a replay copies what the
+// buffer holds at that time). Made by, and only used with, one plane.
+class StagingBuffer {
+ public:
+  virtual ~StagingBuffer() = default;
+  virtual void* data() = 0;
+};
+
 class DataPlane {
  public:
   virtual ~DataPlane() = default;
@@ -41,9 +50,16 @@ class DataPlane {
   // A buffer of `bytes` in the plane's memory.
   virtual absl::StatusOr<std::unique_ptr<TransportBuffer>> NewBuffer(size_t bytes) = 0;
 
-  // Copies `bytes` from `host` into `dst` (the plane's memory), in order with the plane's work:
-  // the one host-to-device copy of a layer's tables (pinned and asynchronous on a device).
-  virtual absl::Status Upload(const void* host, size_t bytes, void* dst) = 0;
+  // A staging buffer of `bytes`.
+  virtual absl::StatusOr<std::unique_ptr<StagingBuffer>> NewStaging(size_t bytes) = 0;
+  // Waits, at most `timeout`, until the copies out of `staging` enqueued outside a CUDA graph
+  // capture have read it: the host may then write it again. (A captured copy's replays are the
+  // trainer's to wait for.)
+  virtual absl::Status AwaitStaging(StagingBuffer& staging, absl::Duration timeout) = 0;
+  // Copies `bytes` from `staging` into `dst` (the plane's memory), in order with the plane's work:
+  // the one host-to-device copy of a layer's tables. It neither waits on the host nor allocates,
+  // so a CUDA graph can capture it.
+  virtual absl::Status CopyIn(StagingBuffer& staging, size_t bytes, void* dst) = 0;
 
   // kernels/expert_weights.h and kernels/accumulate.h on the plane; `experts` in plane memory
   // (from Upload).
@@ -63,7 +79,7 @@ class DataPlane {
   // device-to-host copy of a layer's counts (pinned and asynchronous on a device).
   virtual absl::Status Download(const int64_t* src, std::span<int64_t> dst) = 0;
 
-  // Host-device copies so far (Upload and Download calls that copied anything), for the checks
+  // Host-device copies so far (CopyIn and Download calls that copied anything), for the checks
   // that a layer makes exactly one each way.
   struct Copies {
     int64_t uploads = 0;

@@ -1,18 +1,25 @@
 // Everything a rank's data plane reads for one layer under a plan, built on the host once per
-// plan and copied to the transport's memory with one upload: the reroute tables
+// plan (in pinned staging on a device) and copied to the transport's memory with one upload: the reroute tables
 // (kernels/route_table.h), the list of home experts this rank sends and the list of slots it
 // fills (replica_moves.h numbers them). The tensor exchanges (tensor_exchange.h) and the reroute
 // on the plane (plane_reroute.h) read them there.
 //
 // Kept between layers: every plan of a shape (R, E, K) is laid out as the fullest plan of that
 // shape is, so later plans allocate nothing, the upload has one size and the kernels read fixed
-// addresses. Loading the next plan is
-// ordered after the work already enqueued on the plane (a stream on NCCL), so a layer's moves may
-// still be in flight when the next layer's tables load.
+// addresses (the staging's and the plane's). Loading the next plan is ordered after the work
+// already enqueued on the plane (a stream on NCCL), so a layer's moves may still be in flight when
+// the next layer's tables load.
+//
+// Load is Stage then Upload. Apart, they let a CUDA graph hold the upload: capture Upload (with
+// the kernels that read the tables) once, then before each replay Stage the replay's plan; the
+// replay copies what the staging holds then. Stage writes the staging on the host, so the trainer
+// must not stage while a replay that copies from it may still run (synchronize the graph's stream,
+// or wait on an event recorded after it, first).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -35,6 +42,16 @@ class LayerTables {
   // itself fails after the memory grew (then no plan is loaded).
   absl::Status Load(Transport& transport, const Plan& plan, int experts, int slots);
 
+  // Load's first half: builds the tables into the staging (first waiting, at most the wait given
+  // at construction, for the last upload enqueued outside a capture to have read it) and makes
+  // the accessors below describe `plan`; enqueues nothing. The same errors as Load.
+  absl::Status Stage(Transport& transport, const Plan& plan, int experts, int slots);
+  // Load's second half: enqueues the copy of the staged tables into the plane's memory. It neither
+  // waits on the host nor allocates, so a CUDA graph can capture it. With `trainer_stream`, the
+  // copy runs after the work already on it and the stream then waits for the copy (how a capture
+  // of the trainer's stream takes in the side stream's copy). FAILED_PRECONDITION before a Stage.
+  absl::Status Upload(std::optional<uintptr_t> trainer_stream = std::nullopt);
+
   // The loaded plan's shape and this rank's share of it (host memory).
   int rank() const { return rank_; }
   int ranks() const { return ranks_; }
@@ -45,7 +62,7 @@ class LayerTables {
   // and the slot of every replica it receives, in transfer order.
   const std::vector<int32_t>& sent() const { return sent_; }
   const std::vector<int32_t>& received() const { return received_; }
-  // Whether a plan is loaded (an error after the memory grew leaves none).
+  // Whether a plan is loaded or staged (an error after the memory grew leaves none).
   bool loaded() const { return loaded_; }
 
   // The same in the plane's memory.
@@ -57,10 +74,15 @@ class LayerTables {
   const Transport* transport() const { return transport_; }
 
  private:
+  // The staging and the plane's copy, both `bytes` long (growing first waits for the plane).
+  absl::Status Reserve(DataPlane& plane, size_t bytes);
+
   const absl::Duration wait_;
-  const Transport* transport_ = nullptr;
+  Transport* transport_ = nullptr;
+  std::unique_ptr<StagingBuffer> staging_;
   std::unique_ptr<TransportBuffer> buffer_;
   size_t buffer_bytes_ = 0;
+  size_t staged_bytes_ = 0;
   bool loaded_ = false;
   int rank_ = 0, ranks_ = 0, experts_ = 0, slots_ = 0;
   std::vector<ReplicaTransfer> transfers_;
