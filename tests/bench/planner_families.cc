@@ -4,9 +4,9 @@
 // family").
 //   build/tests/bench/planner_families [--ranks 16,64,256] [--slots 2] [--planners taot,echo]
 //                                      [--budget-ms 200]   (a markdown table on stdout, progress on stderr)
-// Families: zipf-like at 10/30/50/70/90% initial imbalance; bursts of 1, 3 and R/8 experts 10x
-// and 30x hotter than the rest; uniform (popularity even: what the noise alone gives). Cases are
-// `taot gen`'s generator, seed 1, 8 ranks per node, 4,096 tokens x top-8 per rank.
+// Families: taot/sim/workload_families.h (zipf-like at 10-90%, bursts of 1, 3 and R/8 experts,
+// uniform). Cases are `taot gen`'s generator, seed 1, 8 ranks per node, 4,096 tokens x top-8 per
+// rank.
 // warm: one planner instance planning the same case again and again (its scratch reused), the
 // median plan; cold: a new instance's first plan, the median over fresh instances. Both run for
 // about --budget-ms each (at least 3 plans). One core; compare planners within one run.
@@ -21,41 +21,15 @@
 #include <string>
 #include <vector>
 
+#include "list_flags.h"
 #include "taot/planner/registry.h"
 #include "taot/sim/case_generator.h"
+#include "taot/sim/workload_families.h"
 
 namespace {
 
-struct Family {
-  std::string name;
-  std::function<void(taot::sim::CaseOptions&)> apply;
-};
-
-std::vector<Family> Families(int ranks) {
-  std::vector<Family> out;
-  for (int pct : {10, 30, 50, 70, 90}) {
-    out.push_back(
-        {"zipf " + std::to_string(pct) + "%", [pct](taot::sim::CaseOptions& o) { o.imbalance = pct / 100.0; }});
-  }
-  for (int hot : {1, 3, std::max(1, ranks / 8)}) {
-    for (double factor : {10.0, 30.0}) {
-      out.push_back({std::to_string(hot) + " hot x" + std::to_string(static_cast<int>(factor)),
-                     [hot, factor](taot::sim::CaseOptions& o) {
-                       o.hot_experts = hot;
-                       o.hot_factor = factor;
-                     }});
-    }
-  }
-  out.push_back({"uniform", [](taot::sim::CaseOptions& o) { o.skew = 0; }});
-  return out;
-}
-
-std::vector<std::string> Split(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) out.push_back(item);
-  return out;
-}
+using taot::bench::Ints;
+using taot::bench::Split;
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -102,9 +76,7 @@ int main(int argc, char** argv) {
     if (i + 1 >= argc) return Usage(("missing the value of " + flag).c_str());
     const std::string value = argv[++i];
     if (flag == "--ranks" || flag == "--slots") {
-      std::vector<int>& list = flag == "--ranks" ? ranks_list : slots_list;
-      list.clear();
-      for (const std::string& v : Split(value)) list.push_back(std::atoi(v.c_str()));
+      (flag == "--ranks" ? ranks_list : slots_list) = Ints(value);
     } else if (flag == "--planners") {
       planners = Split(value);
     } else if (flag == "--budget-ms") {
@@ -122,7 +94,7 @@ int main(int argc, char** argv) {
     for (int ranks : ranks_list) {
       for (int slots : slots_list) {
         std::vector<Row> rows;
-        for (const Family& family : Families(ranks)) {
+        for (const taot::sim::WorkloadFamily& family : taot::sim::WorkloadFamilies(ranks)) {
           taot::sim::CaseOptions o;
           o.ranks = ranks;
           o.experts = 4 * ranks;

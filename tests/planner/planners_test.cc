@@ -11,8 +11,8 @@ INSTANTIATE_TEST_SUITE_P(AllPlanners, PlannerTest, ::testing::ValuesIn(BuiltInPl
 
 TEST(RegistryTest, ListsEveryPlannerWithTaotFirst) {
   const std::vector<std::string> names = PlannerRegistry::BuiltIn().names();
-  EXPECT_EQ(names, (std::vector<std::string>{"taot", "taot-paper", "echo", "llep", "eplb", "eplb-fixed-home", "lplb",
-                                             "none"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"taot", "taot-block", "taot-paper", "echo", "llep", "eplb",
+                                             "eplb-fixed-home", "lplb", "none"}));
 }
 
 TEST(RegistryTest, UnknownPlannerAndBadParametersAreClearErrors) {

@@ -19,5 +19,6 @@ PlannerOr MakeEplbFixedHome(const PlannerParams& params);
 PlannerOr MakeLplb(const PlannerParams& params);
 PlannerOr MakeTaotPaper(const PlannerParams& params);
 PlannerOr MakeTaot(const PlannerParams& params);
+PlannerOr MakeTaotBlock(const PlannerParams& params);
 
 }  // namespace taot::planners

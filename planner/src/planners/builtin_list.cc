@@ -23,6 +23,11 @@ void AddBuiltInPlanners(PlannerRegistry& registry) {
         "microbatches: microbatches per optimizer step, over which auto spreads a replica's "
         "transfer (1)"}},
       MakeTaot);
+  add({"taot-block",
+       "ours, for one CUDA block per layer: one source for CPU and GPU, integer decisions; sheds hot ranks "
+       "inside their node, then across nodes by the cheaper per token of direct pieces and chains",
+       {"target_imbalance_pct: residual imbalance (%) to aim for when the request sets none (2)"}},
+      MakeTaotBlock);
   add({"taot-paper",
        "TAOT as its code does it (Loong-Megatron): Sinkhorn hint, K rounds of cold ranks proposing "
        "experts, token auction; ignores target_imbalance_pct (the code has none)",

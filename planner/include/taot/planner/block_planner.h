@@ -1,0 +1,443 @@
+// taot-block: a planner written once for the CPU and the GPU (docs/planners.md, "taot-block"). A
+// layer is planned by one CUDA thread block; the CPU build runs the same code as a block of one
+// thread, and is the reference the tests always run. Every decision is integer arithmetic on the
+// loads and on fixed-point costs, and the parallel parts are integer sums (the same whatever the
+// thread count), so a device gives the CPU's plan bit for bit.
+//
+// The method, in three steps, each cheap enough for one block:
+// 1. Inside each node, hot ranks (by surplus, largest first) shed their biggest experts into
+//    node-mates' room: a piece that finishes the surplus goes to the tightest room it fits,
+//    otherwise to the roomiest.
+// 2. What is left crosses nodes. For each hot rank's biggest expert it weighs, per token covered,
+//    direct pieces into the roomiest ranks of other nodes against a chain: one cross-node piece to
+//    a receiver, which sheds its own experts into its node-mates' room (one inter-node transfer
+//    and cheap intra-node ones instead of one inter-node transfer per rank: what a burst needs).
+// 3. Every replica's tokens are taken from its sources nearest first: the guest itself, its
+//    node, then the rest, the home's own tokens last.
+//
+// This header is the algorithm; planner/src/planners/block.cc makes it a registry planner and
+// kernels/ launches it on a device (one block per layer).
+#pragma once
+
+#include <cstdint>
+
+#ifndef TAOT_HOST_DEVICE
+#if defined(__CUDACC__)
+#define TAOT_HOST_DEVICE __host__ __device__
+#else
+#define TAOT_HOST_DEVICE
+#endif
+#endif
+
+namespace taot::block {
+
+// Costs are fixed point, in 1/kCostScale of a unit, so that comparisons are exact everywhere.
+inline constexpr int64_t kCostScale = 1024;
+
+// A job's shape, the same for all its layers.
+struct Shape {
+  int32_t ranks = 0;                 // R
+  int32_t experts = 0;               // E, a multiple of R: expert e's home is e / (E / R)
+  int32_t slots = 0;                 // K guest slots per rank
+  const int32_t* node_of = nullptr;  // [R]
+  const int64_t* cost = nullptr;     // [R x R] moving an expert from rank a to rank b, fixed point
+};
+
+// The most pieces (replicas) a layer can have, and the most (source, replica) entries of its split
+// (each entry finishes a guest's share or a source's tokens: at most R K + R K R of them).
+TAOT_HOST_DEVICE inline int64_t MaxPieces(const Shape& s) { return int64_t{s.ranks} * s.slots; }
+TAOT_HOST_DEVICE inline int64_t MaxEntries(const Shape& s) { return MaxPieces(s) * (int64_t{s.ranks} + 1); }
+// int64 words of scratch a layer needs.
+TAOT_HOST_DEVICE inline int64_t ScratchWords(const Shape& s) {
+  return 3 * int64_t{s.experts} + 6 * int64_t{s.ranks} + MaxPieces(s);
+}
+
+// One layer's input, output and scratch (all in the memory of whoever runs it).
+struct Layer {
+  const int64_t* load = nullptr;  // [R x E]: tokens source s routes to expert e, at s * E + e
+  int64_t cap = 0;                // every rank should end with at most this many tokens
+  // Out: the replicas, by expert then rank: expert, guest rank and the tokens it computes.
+  int32_t* piece_expert = nullptr;  // [MaxPieces]
+  int32_t* piece_rank = nullptr;
+  int64_t* piece_tokens = nullptr;
+  // Out: the split, by piece then source: piece index, source rank, tokens.
+  int32_t* entry_piece = nullptr;  // [MaxEntries]
+  int32_t* entry_source = nullptr;
+  int64_t* entry_tokens = nullptr;
+  // Out: counts, and the most tokens a rank computes under the plan.
+  int32_t* counts = nullptr;  // [2]: pieces, entries
+  int64_t* max_load = nullptr;
+  int64_t* scratch = nullptr;  // [ScratchWords]
+};
+
+#if defined(__CUDA_ARCH__)
+#define TAOT_BLOCK_SYNC() __syncthreads()
+#else
+#define TAOT_BLOCK_SYNC() ((void)0)
+#endif
+
+namespace detail {
+
+TAOT_HOST_DEVICE inline int64_t Min(int64_t a, int64_t b) { return a < b ? a : b; }
+
+// The placement's state over the scratch, used by thread 0 alone.
+struct State {
+  const Shape& s;
+  const Layer& l;
+  int64_t* total;       // [E] tokens of expert e
+  int64_t* home_left;   // [E] tokens of e its home still computes
+  int64_t* load;        // [R] tokens rank r computes
+  int64_t* used;        // [R] slots taken
+  int64_t* done;        // [R] a rank step 1 or 2 is finished with
+  int64_t* spare;       // [R] a rank's room, as candidates are counted
+  int64_t* slot_piece;  // [R x K] the piece in each taken slot
+  int64_t* sim_room;    // [R] a chain's trial: the rooms,
+  int64_t* sim_used;    // [R] the slots taken,
+  int64_t* sim_left;    // [E / R] and the receiver's experts' tokens at home
+  int32_t pieces = 0;
+  bool chains = true;  // whether step 2 may weigh chains
+
+  TAOT_HOST_DEVICE int32_t per_rank() const { return s.experts / s.ranks; }
+  TAOT_HOST_DEVICE int32_t home(int32_t e) const { return e / per_rank(); }
+  TAOT_HOST_DEVICE int64_t room(int32_t r) const { return l.cap - load[r]; }
+  TAOT_HOST_DEVICE int64_t cost(int32_t a, int32_t b) const { return s.cost[int64_t{a} * s.ranks + b]; }
+
+  // The piece of expert e on rank r, or -1.
+  TAOT_HOST_DEVICE int32_t held(int32_t r, int32_t e) const {
+    for (int64_t j = 0; j < used[r]; ++j) {
+      const auto p = static_cast<int32_t>(slot_piece[int64_t{r} * s.slots + j]);
+      if (l.piece_expert[p] == e) return p;
+    }
+    return -1;
+  }
+  TAOT_HOST_DEVICE bool can_take(int32_t r, int32_t e) const {
+    return r != home(e) && (used[r] < s.slots || held(r, e) >= 0);
+  }
+  TAOT_HOST_DEVICE void add(int32_t e, int32_t r, int64_t tokens) {
+    int32_t p = held(r, e);
+    if (p < 0) {
+      p = pieces++;
+      l.piece_expert[p] = e;
+      l.piece_rank[p] = r;
+      l.piece_tokens[p] = 0;
+      slot_piece[int64_t{r} * s.slots + used[r]++] = p;
+    }
+    l.piece_tokens[p] += tokens;
+    home_left[e] -= tokens;
+    load[home(e)] -= tokens;
+    load[r] += tokens;
+  }
+  // Rank h's expert with the most tokens still at home (the lowest on ties), or -1.
+  TAOT_HOST_DEVICE int32_t biggest(int32_t h) const {
+    int32_t best = -1;
+    for (int32_t e = h * per_rank(); e < (h + 1) * per_rank(); ++e) {
+      if (home_left[e] > 0 && (best < 0 || home_left[e] > home_left[best])) best = e;
+    }
+    return best;
+  }
+  // The rank over the cap with the most surplus among those not done (the lowest on ties), or -1.
+  TAOT_HOST_DEVICE int32_t hottest() const {
+    int32_t best = -1;
+    for (int32_t r = 0; r < s.ranks; ++r) {
+      if (done[r] == 0 && room(r) < 0 && (best < 0 || room(r) < room(best))) best = r;
+    }
+    return best;
+  }
+
+  // Rank h sheds its biggest experts into the room of node n's other ranks until it is under the
+  // cap or nothing fits: a piece that finishes the expert's share goes to the tightest room that
+  // holds it, otherwise to the roomiest. Returns the tokens moved.
+  TAOT_HOST_DEVICE int64_t shed_inside(int32_t h, int32_t n) {
+    int64_t moved = 0;
+    while (room(h) < 0) {
+      const int32_t e = biggest(h);
+      if (e < 0) break;
+      const int64_t want = Min(-room(h), home_left[e]);
+      int32_t fit = -1, roomiest = -1;
+      for (int32_t g = 0; g < s.ranks; ++g) {
+        if (g == h || s.node_of[g] != n || room(g) <= 0 || !can_take(g, e)) continue;
+        if (room(g) >= want && (fit < 0 || room(g) < room(fit))) fit = g;
+        if (roomiest < 0 || room(g) > room(roomiest)) roomiest = g;
+      }
+      const int32_t g = fit >= 0 ? fit : roomiest;
+      if (g < 0) break;
+      const int64_t tokens = Min(want, room(g));
+      add(e, g, tokens);
+      moved += tokens;
+    }
+    return moved;
+  }
+
+  // Off-node ranks that can take e, roomiest first, until `want` is covered: their count, cost
+  // and the tokens they cover (spare[] marks the ones chosen). Returns the first chosen, or -1.
+  TAOT_HOST_DEVICE int32_t direct_cover(int32_t h, int32_t e, int64_t want, int64_t* cost_out, int64_t* covered) {
+    for (int32_t g = 0; g < s.ranks; ++g) spare[g] = 0;
+    int32_t first = -1;
+    *cost_out = 0;
+    *covered = 0;
+    while (*covered < want) {
+      int32_t best = -1;
+      for (int32_t g = 0; g < s.ranks; ++g) {
+        if (spare[g] != 0 || s.node_of[g] == s.node_of[h] || room(g) <= 0 || !can_take(g, e)) continue;
+        // A rank that holds the rest whole: the tightest such, the cheapest first; else the roomiest.
+        const int64_t rest = want - *covered;
+        if (best < 0) {
+          best = g;
+          continue;
+        }
+        const bool g_fits = room(g) >= rest, best_fits = room(best) >= rest;
+        if (g_fits != best_fits) {
+          if (g_fits) best = g;
+        } else if (g_fits) {
+          if (cost(h, g) < cost(h, best) || (cost(h, g) == cost(h, best) && room(g) < room(best))) best = g;
+        } else if (room(g) > room(best) || (room(g) == room(best) && cost(h, g) < cost(h, best))) {
+          best = g;
+        }
+      }
+      if (best < 0) break;
+      spare[best] = 1;
+      if (first < 0) first = best;
+      *cost_out += cost(h, best);
+      *covered += Min(room(best), want - *covered);
+    }
+    return first;
+  }
+
+  // What shed_inside(b, node of b) would do once b takes `extra` more tokens, tried on copies:
+  // the tokens of `extra` it makes room for, and the cost of its pieces. (A trial piece is always
+  // a new slot, where a real one may join a replica the mate holds: the real shed does no worse.)
+  TAOT_HOST_DEVICE int64_t try_shed(int32_t b, int64_t extra, int64_t* cost_out) {
+    const int32_t n = s.node_of[b], first = b * per_rank();
+    for (int32_t g = 0; g < s.ranks; ++g) {
+      sim_room[g] = room(g);
+      sim_used[g] = used[g];
+    }
+    for (int32_t x = 0; x < per_rank(); ++x) sim_left[x] = home_left[first + x];
+    int64_t over = extra - room(b);
+    *cost_out = 0;
+    while (over > 0) {
+      int32_t x = -1;
+      for (int32_t y = 0; y < per_rank(); ++y) {
+        if (sim_left[y] > 0 && (x < 0 || sim_left[y] > sim_left[x])) x = y;
+      }
+      if (x < 0) break;
+      const int64_t want = Min(over, sim_left[x]);
+      int32_t fit = -1, roomiest = -1;
+      for (int32_t g = 0; g < s.ranks; ++g) {
+        if (g == b || s.node_of[g] != n || sim_room[g] <= 0) continue;
+        if (sim_used[g] >= s.slots && held(g, first + x) < 0) continue;
+        if (sim_room[g] >= want && (fit < 0 || sim_room[g] < sim_room[fit])) fit = g;
+        if (roomiest < 0 || sim_room[g] > sim_room[roomiest]) roomiest = g;
+      }
+      const int32_t g = fit >= 0 ? fit : roomiest;
+      if (g < 0) break;
+      const int64_t tokens = Min(want, sim_room[g]);
+      sim_room[g] -= tokens;
+      sim_used[g] += 1;
+      sim_left[x] -= tokens;
+      over -= tokens;
+      *cost_out += cost(b, g);
+    }
+    return over > 0 ? extra - over : extra;
+  }
+
+  // The cheapest chain for e out of h per token: a receiver in another node (its roomiest rank
+  // that can take e) takes a piece and sheds its own experts into its node-mates' room. Returns
+  // the receiver, or -1; the chain's cost and the tokens it covers.
+  TAOT_HOST_DEVICE int32_t best_chain(int32_t h, int32_t e, int64_t want, int64_t* cost_out, int64_t* covered) {
+    int32_t best = -1;
+    int64_t best_cost = 0, best_covered = 0;
+    for (int32_t b = 0; b < s.ranks; ++b) {
+      if (s.node_of[b] == s.node_of[h] || !can_take(b, e)) continue;
+      bool roomiest = true;
+      for (int32_t g = 0; g < s.ranks && roomiest; ++g) {
+        if (g != b && s.node_of[g] == s.node_of[b] && can_take(g, e) &&
+            (room(g) > room(b) || (room(g) == room(b) && g < b))) {
+          roomiest = false;
+        }
+      }
+      if (!roomiest) continue;
+      int64_t shed_cost = 0;
+      const int64_t cover = try_shed(b, want, &shed_cost);
+      if (cover <= 0) continue;
+      const int64_t c = cost(h, b) + shed_cost;
+      // Cheaper per token covered (c / cover), then more covered, then the lower rank.
+      if (best < 0 || c * best_covered < best_cost * cover ||
+          (c * best_covered == best_cost * cover && cover > best_covered)) {
+        best = b;
+        best_cost = c;
+        best_covered = cover;
+      }
+    }
+    *cost_out = best_cost;
+    *covered = best_covered;
+    return best;
+  }
+
+  // One step across nodes for hot rank h: the cheaper per token of direct pieces and a chain.
+  // Returns whether anything moved.
+  TAOT_HOST_DEVICE bool cross_once(int32_t h) {
+    const int32_t e = biggest(h);
+    if (e < 0) return false;
+    const int64_t want = Min(-room(h), home_left[e]);
+    int64_t direct_cost = 0, direct_covered = 0, chain_cost = 0, chain_covered = 0;
+    const int32_t direct = direct_cover(h, e, want, &direct_cost, &direct_covered);
+    const int32_t receiver = chains ? best_chain(h, e, want, &chain_cost, &chain_covered) : -1;
+    const bool chain =
+        chains && receiver >= 0 && (direct < 0 || chain_cost * direct_covered < direct_cost * chain_covered);
+    if (chain) {
+      add(e, receiver, chain_covered);
+      shed_inside(receiver, s.node_of[receiver]);
+      return true;
+    }
+    if (direct < 0) return false;
+    add(e, direct, Min(want, room(direct)));
+    return true;
+  }
+
+  // Every expert back home, no piece.
+  TAOT_HOST_DEVICE void reset() {
+    for (int32_t r = 0; r < s.ranks; ++r) {
+      int64_t sum = 0;
+      for (int32_t e = r * per_rank(); e < (r + 1) * per_rank(); ++e) {
+        home_left[e] = total[e];
+        sum += total[e];
+      }
+      load[r] = sum;
+      used[r] = 0;
+      done[r] = 0;
+    }
+    pieces = 0;
+  }
+
+  // Steps 1 and 2 from every expert at home. Returns the most tokens a rank computes.
+  TAOT_HOST_DEVICE int64_t place() {
+    reset();
+    if (s.slots > 0) {
+      // Step 1: inside the nodes, the hottest rank first.
+      for (int32_t h = hottest(); h >= 0; h = hottest()) {
+        shed_inside(h, s.node_of[h]);
+        done[h] = 1;
+      }
+      // Step 2: across nodes, the hottest rank first, until every rank is under the cap or stuck.
+      for (int32_t r = 0; r < s.ranks; ++r) done[r] = 0;
+      for (int32_t h = hottest(); h >= 0; h = hottest()) {
+        if (!cross_once(h)) done[h] = 1;
+      }
+    }
+    int64_t most = 0;
+    for (int32_t r = 0; r < s.ranks; ++r) most = load[r] > most ? load[r] : most;
+    return most;
+  }
+};
+
+// Sorts the pieces by (expert, rank): a few hundred at most, so insertion sort.
+TAOT_HOST_DEVICE inline void SortPieces(const Layer& l, int32_t pieces) {
+  for (int32_t i = 1; i < pieces; ++i) {
+    const int32_t e = l.piece_expert[i], r = l.piece_rank[i];
+    const int64_t t = l.piece_tokens[i];
+    int32_t j = i - 1;
+    while (j >= 0 && (l.piece_expert[j] > e || (l.piece_expert[j] == e && l.piece_rank[j] > r))) {
+      l.piece_expert[j + 1] = l.piece_expert[j];
+      l.piece_rank[j + 1] = l.piece_rank[j];
+      l.piece_tokens[j + 1] = l.piece_tokens[j];
+      --j;
+    }
+    l.piece_expert[j + 1] = e;
+    l.piece_rank[j + 1] = r;
+    l.piece_tokens[j + 1] = t;
+  }
+}
+
+// Step 3 for the pieces [first, last) of one expert: each guest's tokens from its sources nearest
+// first, writing entries from `out`; `left` [R] is the scratch of what each source still has.
+// Returns the entries written.
+TAOT_HOST_DEVICE inline int32_t SplitExpert(const Shape& s, const Layer& l, int32_t first, int32_t last, int64_t* left,
+                                            int32_t out) {
+  const int32_t e = l.piece_expert[first], home = e / (s.experts / s.ranks);
+  for (int32_t r = 0; r < s.ranks; ++r) left[r] = l.load[int64_t{r} * s.experts + e];
+  int32_t written = 0;
+  for (int32_t p = first; p < last; ++p) {
+    const int32_t g = l.piece_rank[p];
+    int64_t need = l.piece_tokens[p];
+    // Pass 0: the guest itself; 1: its node; 2: the rest; 3: the home.
+    for (int pass = 0; pass < 4 && need > 0; ++pass) {
+      for (int32_t r = 0; r < s.ranks && need > 0; ++r) {
+        const bool same = s.node_of[r] == s.node_of[g];
+        const bool in_pass = pass == 0   ? r == g
+                             : pass == 1 ? r != g && r != home && same
+                             : pass == 2 ? r != g && r != home && !same
+                                         : r == home;
+        if (!in_pass || left[r] == 0) continue;
+        const int64_t tokens = Min(need, left[r]);
+        l.entry_piece[out + written] = p;
+        l.entry_source[out + written] = r;
+        l.entry_tokens[out + written] = tokens;
+        ++written;
+        left[r] -= tokens;
+        need -= tokens;
+      }
+    }
+  }
+  return written;
+}
+
+}  // namespace detail
+
+// Plans one layer. Call it from every thread of a block (tid in [0, threads)) with the same
+// arguments; on the CPU, once with tid 0 and threads 1.
+TAOT_HOST_DEVICE inline void PlanLayer(const Shape& s, const Layer& l, int tid, int threads) {
+  int64_t* w = l.scratch;
+  detail::State st{s,
+                   l,
+                   w,
+                   w + s.experts,
+                   w + 2 * int64_t{s.experts},
+                   w + 2 * int64_t{s.experts} + s.ranks,
+                   w + 2 * int64_t{s.experts} + 2 * int64_t{s.ranks},
+                   w + 2 * int64_t{s.experts} + 3 * int64_t{s.ranks},
+                   w + 2 * int64_t{s.experts} + 4 * int64_t{s.ranks},
+                   w + 2 * int64_t{s.experts} + 4 * int64_t{s.ranks} + MaxPieces(s),
+                   w + 2 * int64_t{s.experts} + 5 * int64_t{s.ranks} + MaxPieces(s),
+                   w + 2 * int64_t{s.experts} + 6 * int64_t{s.ranks} + MaxPieces(s)};
+  // Expert totals: integer sums, the same in any order.
+  for (int32_t e = tid; e < s.experts; e += threads) {
+    int64_t sum = 0;
+    for (int32_t r = 0; r < s.ranks; ++r) sum += l.load[int64_t{r} * s.experts + e];
+    st.total[e] = sum;
+  }
+  TAOT_BLOCK_SYNC();
+  if (tid == 0) {
+    // Chains spend slots on the receivers' own experts: where slots run out before the cap is
+    // met, plan again with direct pieces only, and keep the plan with the lower most load.
+    int64_t most = st.place();
+    if (most > l.cap) {
+      st.chains = false;
+      const int64_t direct = st.place();
+      if (direct >= most) {
+        st.chains = true;
+        st.place();
+      } else {
+        most = direct;
+      }
+    }
+    detail::SortPieces(l, st.pieces);
+    *l.max_load = most;
+    l.counts[0] = st.pieces;
+  }
+  TAOT_BLOCK_SYNC();
+  // Step 3, expert by expert (thread 0: entries go out in piece order).
+  if (tid == 0) {
+    int32_t entries = 0;
+    for (int32_t first = 0; first < l.counts[0];) {
+      int32_t last = first + 1;
+      while (last < l.counts[0] && l.piece_expert[last] == l.piece_expert[first]) ++last;
+      entries += detail::SplitExpert(s, l, first, last, st.spare, entries);
+      first = last;
+    }
+    l.counts[1] = entries;
+  }
+  TAOT_BLOCK_SYNC();
+}
+
+}  // namespace taot::block
