@@ -1,12 +1,16 @@
 // The data-plane kernels on a GPU (a benchmark, not a test; scripts/gpu_check.sh runs it where a
 // device is lent): reroute and count times for one rank's pairs, pack/unpack throughput as a
 // fraction of a device-to-device cudaMemcpyAsync of the same bytes, and the gradient add's
-// throughput as a fraction of that copy's. Each figure is the median of --repeats timed runs
-// (CUDA events) after a warm-up. Prints markdown.
+// throughput as a fraction of that copy's; and taot-block's planning on the device (one block per
+// layer) at EP64 for 1 and 48 layers per launch, beside taot's and taot-block's CPU plans of the
+// same layers on one core in the same run. Each figure is the median of --repeats timed runs
+// (CUDA events; the CPU's by its clock) after a warm-up. Prints markdown.
 //   build/tests/bench/kernels_gpu_bench [--repeats 50]
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -16,7 +20,12 @@
 
 #include "taot/kernels/accumulate.h"
 #include "taot/kernels/expert_weights.h"
+#include "taot/kernels/plan_layers.h"
 #include "taot/kernels/reroute.h"
+#include "taot/planner/load_stats.h"
+#include "taot/planner/registry.h"
+#include "taot/sim/case_generator.h"
+#include "taot/sim/workload_families.h"
 
 namespace {
 
@@ -177,6 +186,87 @@ void BenchPackAndAccumulate(int repeats, cudaStream_t stream) {
   cudaFree(d_list);
 }
 
+// taot-block at EP64 (E = 256, K = 2, target 2%): the workload families as layers, 1 per launch
+// and 48 per launch (the 12 families 4 times: a microbatch's MoE layers), against the CPU.
+void BenchPlanner(int repeats, cudaStream_t stream) {
+  std::vector<taot::PlanRequest> requests;
+  for (const taot::sim::WorkloadFamily& family : taot::sim::WorkloadFamilies(64)) {
+    taot::sim::CaseOptions o;
+    o.ranks = 64;
+    o.experts = 256;
+    family.apply(o);
+    requests.push_back(taot::sim::GenerateCase(o).value().request);
+  }
+  const taot::PlanRequest& first = requests.front();
+  const int R = first.ranks();
+  std::vector<int32_t> node_of(first.topology().node_of_rank().begin(), first.topology().node_of_rank().end());
+  std::vector<int64_t> cost;
+  for (int a = 0; a < R; ++a) {
+    for (int b = 0; b < R; ++b) cost.push_back(std::llround(first.topology().cost(a, b) * taot::block::kCostScale));
+  }
+  taot::block::Shape shape{R, first.experts(), first.slots_per_rank(), nullptr, nullptr};
+  auto* d_node = static_cast<int32_t*>(Alloc(node_of.size() * 4));
+  auto* d_cost = static_cast<int64_t*>(Alloc(cost.size() * 8));
+  Check(cudaMemcpy(d_node, node_of.data(), node_of.size() * 4, cudaMemcpyHostToDevice), "copy");
+  Check(cudaMemcpy(d_cost, cost.data(), cost.size() * 8, cudaMemcpyHostToDevice), "copy");
+  shape.node_of = d_node;
+  shape.cost = d_cost;
+  constexpr int kLayers = 48;
+  const size_t loads = static_cast<size_t>(R) * shape.experts;
+  std::vector<taot::block::Layer> layers(kLayers);
+  for (int i = 0; i < kLayers; ++i) {
+    const taot::PlanRequest& request = requests[static_cast<size_t>(i) % requests.size()];
+    int64_t total = 0;
+    for (int r = 0; r < R; ++r) {
+      for (int64_t v : request.load.row(r)) total += v;
+    }
+    auto* load = static_cast<int64_t*>(Alloc(loads * 8));
+    Check(cudaMemcpy(load, request.load.row(0).data(), loads * 8, cudaMemcpyHostToDevice), "copy");
+    const auto pieces = static_cast<size_t>(taot::block::MaxPieces(shape));
+    const auto entries = static_cast<size_t>(taot::block::MaxEntries(shape));
+    layers[i] = {load,
+                 taot::LoadCap(total, R, 2.0),
+                 static_cast<int32_t*>(Alloc(pieces * 4)),
+                 static_cast<int32_t*>(Alloc(pieces * 4)),
+                 static_cast<int64_t*>(Alloc(pieces * 8)),
+                 static_cast<int32_t*>(Alloc(entries * 4)),
+                 static_cast<int32_t*>(Alloc(entries * 4)),
+                 static_cast<int64_t*>(Alloc(entries * 8)),
+                 static_cast<int32_t*>(Alloc(8)),
+                 static_cast<int64_t*>(Alloc(8)),
+                 static_cast<int64_t*>(Alloc(static_cast<size_t>(taot::block::ScratchWords(shape)) * 8))};
+  }
+  auto* d_layers = static_cast<taot::block::Layer*>(Alloc(layers.size() * sizeof(taot::block::Layer)));
+  Check(cudaMemcpy(d_layers, layers.data(), layers.size() * sizeof(taot::block::Layer), cudaMemcpyHostToDevice),
+        "copy");
+  std::printf("## taot-block on the device, EP64 / E256, K = 2, target 2%%\n\n");
+  std::printf("| what | us per launch | us per layer |\n|---|---|---|\n");
+  for (int count : {1, kLayers}) {
+    const double us =
+        MedianMicros(repeats, stream, [&] { Check(PlanLayersCuda(shape, d_layers, count, stream), "PlanLayersCuda"); });
+    std::printf("| device, %d layer%s per launch | %.1f | %.1f |\n", count, count == 1 ? "" : "s", us, us / count);
+  }
+  // The CPU, one core: every family once per round, the median round per layer.
+  for (const char* name : {"taot", "taot-block"}) {
+    std::unique_ptr<taot::Planner> planner = taot::PlannerRegistry::BuiltIn().Create(name).value();
+    std::vector<double> per_layer;
+    for (int i = 0; i < repeats; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      for (taot::PlanRequest request : requests) {
+        request.target_imbalance_pct = 2.0;
+        (void)planner->MakePlan(request);
+      }
+      per_layer.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
+                          static_cast<double>(requests.size()));
+    }
+    std::nth_element(per_layer.begin(), per_layer.begin() + static_cast<std::ptrdiff_t>(per_layer.size() / 2),
+                     per_layer.end());
+    std::printf("| CPU (one core), %s, 1 layer | %.1f | %.1f |\n", name, per_layer[per_layer.size() / 2],
+                per_layer[per_layer.size() / 2]);
+  }
+  std::printf("\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -205,6 +295,7 @@ int main(int argc, char** argv) {
   Check(cudaStreamCreate(&stream), "stream");
   BenchReroute(repeats, stream);
   BenchPackAndAccumulate(repeats, stream);
+  BenchPlanner(repeats, stream);
   cudaStreamDestroy(stream);
   return 0;
 }

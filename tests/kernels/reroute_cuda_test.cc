@@ -8,12 +8,14 @@
 #include <random>
 #include <vector>
 
+#include "device_array_testing.h"
 #include "route_table_testing.h"
 #include "taot/kernels/reroute.h"
 
 namespace taot::kernels {
 namespace {
 
+using testing::DeviceArray;
 using testing::OwnedTable;
 using testing::Share;
 
@@ -21,35 +23,6 @@ bool HaveDevice() {
   int n = 0;
   return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
 }
-
-// A device copy of a vector, freed with the object.
-template <typename T>
-class DeviceArray {
- public:
-  explicit DeviceArray(const std::vector<T>& host) : size_(host.size()) {
-    EXPECT_EQ(cudaMalloc(&data_, Bytes() + 1), cudaSuccess);
-    if (!host.empty()) {
-      EXPECT_EQ(cudaMemcpy(data_, host.data(), Bytes(), cudaMemcpyHostToDevice), cudaSuccess);
-    }
-  }
-  explicit DeviceArray(size_t size) : DeviceArray(std::vector<T>(size)) {}
-  ~DeviceArray() { cudaFree(data_); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  T* get() { return data_; }
-  std::vector<T> Host() const {
-    std::vector<T> out(size_);
-    if (size_ > 0) {
-      EXPECT_EQ(cudaMemcpy(out.data(), data_, Bytes(), cudaMemcpyDeviceToHost), cudaSuccess);
-    }
-    return out;
-  }
-
- private:
-  size_t Bytes() const { return size_ * sizeof(T); }
-  T* data_ = nullptr;
-  size_t size_;
-};
 
 // The table's arrays on the device, and a RouteTable over them.
 struct DeviceTable {
