@@ -22,6 +22,7 @@
 #include "taot/kernels/expert_weights.h"
 #include "taot/kernels/plan_layers.h"
 #include "taot/kernels/reroute.h"
+#include "taot/planner/block_host.h"
 #include "taot/planner/load_stats.h"
 #include "taot/planner/registry.h"
 #include "taot/sim/case_generator.h"
@@ -197,20 +198,13 @@ void BenchPlanner(int repeats, cudaStream_t stream) {
     family.apply(o);
     requests.push_back(taot::sim::GenerateCase(o).value().request);
   }
-  const taot::PlanRequest& first = requests.front();
-  const int R = first.ranks();
-  std::vector<int32_t> node_of(first.topology().node_of_rank().begin(), first.topology().node_of_rank().end());
-  std::vector<int64_t> cost;
-  for (int a = 0; a < R; ++a) {
-    for (int b = 0; b < R; ++b) cost.push_back(std::llround(first.topology().cost(a, b) * taot::block::kCostScale));
-  }
-  taot::block::Shape shape{R, first.experts(), first.slots_per_rank(), nullptr, nullptr};
-  auto* d_node = static_cast<int32_t*>(Alloc(node_of.size() * 4));
-  auto* d_cost = static_cast<int64_t*>(Alloc(cost.size() * 8));
-  Check(cudaMemcpy(d_node, node_of.data(), node_of.size() * 4, cudaMemcpyHostToDevice), "copy");
-  Check(cudaMemcpy(d_cost, cost.data(), cost.size() * 8, cudaMemcpyHostToDevice), "copy");
-  shape.node_of = d_node;
-  shape.cost = d_cost;
+  const taot::BlockShapeArrays arrays(*requests.front().problem);
+  const int R = arrays.shape.ranks;
+  taot::block::Shape shape = arrays.shape;
+  shape.node_of = Upload(arrays.node_of);
+  shape.by_node = Upload(arrays.by_node);
+  shape.node_start = Upload(arrays.node_start);
+  shape.cost = Upload(arrays.cost);
   constexpr int kLayers = 48;
   const size_t loads = static_cast<size_t>(R) * shape.experts;
   std::vector<taot::block::Layer> layers(kLayers);

@@ -7,11 +7,11 @@
 
 #include <cuda_runtime.h>
 
-#include <cmath>
 #include <memory>
 #include <vector>
 
 #include "device_array_testing.h"
+#include "taot/planner/block_host.h"
 #include "taot/planner/load_stats.h"
 #include "taot/sim/case_generator.h"
 #include "taot/sim/workload_families.h"
@@ -117,18 +117,17 @@ struct Microbatch {
       requests.push_back(sim::GenerateCase(o).value().request);
       names.push_back(family.name);
     }
-    const PlanRequest& first = requests.front();
-    const int R = first.ranks();
-    node_of.assign(first.topology().node_of_rank().begin(), first.topology().node_of_rank().end());
-    for (int a = 0; a < R; ++a) {
-      for (int b = 0; b < R; ++b) cost.push_back(std::llround(first.topology().cost(a, b) * block::kCostScale));
-    }
-    host_shape = {R, first.experts(), first.slots_per_rank(), node_of.data(), cost.data()};
-    device_node_of = std::make_unique<DeviceArray<int32_t>>(node_of);
-    device_cost = std::make_unique<DeviceArray<int64_t>>(cost);
+    arrays = std::make_unique<BlockShapeArrays>(*requests.front().problem);
+    host_shape = arrays->shape;
+    node_of = std::make_unique<DeviceArray<int32_t>>(arrays->node_of);
+    by_node = std::make_unique<DeviceArray<int32_t>>(arrays->by_node);
+    node_start = std::make_unique<DeviceArray<int32_t>>(arrays->node_start);
+    cost = std::make_unique<DeviceArray<int64_t>>(arrays->cost);
     device_shape = host_shape;
-    device_shape.node_of = device_node_of->get();
-    device_shape.cost = device_cost->get();
+    device_shape.node_of = node_of->get();
+    device_shape.by_node = by_node->get();
+    device_shape.node_start = node_start->get();
+    device_shape.cost = cost->get();
     for (const PlanRequest& r : requests) host.emplace_back(host_shape, r, target);
     std::vector<block::Layer> views;
     for (HostLayer& h : host) {
@@ -146,11 +145,10 @@ struct Microbatch {
 
   std::vector<PlanRequest> requests;
   std::vector<std::string> names;
-  std::vector<int32_t> node_of;
-  std::vector<int64_t> cost;
+  std::unique_ptr<BlockShapeArrays> arrays;
   block::Shape host_shape, device_shape;
-  std::unique_ptr<DeviceArray<int32_t>> device_node_of;
-  std::unique_ptr<DeviceArray<int64_t>> device_cost;
+  std::unique_ptr<DeviceArray<int32_t>> node_of, by_node, node_start;
+  std::unique_ptr<DeviceArray<int64_t>> cost;
   std::vector<HostLayer> host;
   std::vector<std::unique_ptr<DeviceLayer>> device;
   std::unique_ptr<DeviceArray<block::Layer>> layers;

@@ -1,5 +1,6 @@
 // taot-block's shared source (taot/planner/block_planner.h) on the CPU: a block of any number of
-// threads plans what one thread plans (its parallel part is integer sums over disjoint shares).
+// threads plans what one thread plans (its parallel part is integer sums over disjoint shares),
+// and the plan comes out in canonical order.
 #include "taot/planner/block_planner.h"
 
 #include <gtest/gtest.h>
@@ -29,6 +30,9 @@ TEST(BlockPlannerTest, AnyNumberOfThreadsPlansWhatOneThreadPlans) {
     one.Prepare(request.problem);
     one.Plan(request.load, cap);
     const Plan want = one.ToPlan();
+    Plan canonical = want;
+    Canonicalize(canonical);
+    EXPECT_EQ(want, canonical) << family.name << ": ToPlan's order is the canonical one";
     many.Prepare(request.problem);
     for (int threads : {2, 7, 32, 256}) {
       many.Plan(request.load, cap, threads);

@@ -15,6 +15,19 @@
 
 namespace taot {
 
+// A problem's arrays for taot-block, in host memory: each rank's node, the costs in fixed point,
+// the ranks by node; and the Shape over them (a device launch copies the arrays and points a
+// Shape of its own at the copies).
+struct BlockShapeArrays {
+  explicit BlockShapeArrays(const Problem& problem);
+  BlockShapeArrays(const BlockShapeArrays&) = delete;
+  BlockShapeArrays& operator=(const BlockShapeArrays&) = delete;
+
+  std::vector<int32_t> node_of, by_node, node_start;
+  std::vector<int64_t> cost;
+  block::Shape shape;
+};
+
 class BlockHostLayer {
  public:
   // The arrays of `problem`, made again only when the problem changes (it is held meanwhile, so
@@ -24,20 +37,23 @@ class BlockHostLayer {
   // `threads` threads does: threads 1.. first, then thread 0 (the others only sum their share
   // before the first barrier), so any thread count must give the plan one thread gives.
   void Plan(const LoadMatrix& load, int64_t cap, int threads = 1);
-  // The last plan, canonical (Canonicalize); target_missed when a rank ends above the cap.
-  taot::Plan ToPlan() const;
+  // The last plan, in canonical order (as Canonicalize leaves it); target_missed when a rank ends
+  // above the cap.
+  taot::Plan ToPlan();
 
   const block::Shape& shape() const { return shape_; }
   int64_t max_load() const { return max_load_; }
 
  private:
   std::shared_ptr<const Problem> problem_;
+  std::unique_ptr<BlockShapeArrays> arrays_;
   block::Shape shape_;
-  std::vector<int32_t> node_of_;
-  std::vector<int64_t> cost_;
   block::Layer layer_;
-  std::vector<int32_t> piece_expert_, piece_rank_, entry_piece_, entry_source_;
-  std::vector<int64_t> piece_tokens_, entry_tokens_, scratch_;
+  std::vector<int32_t> piece_expert_, piece_rank_;
+  std::vector<int64_t> piece_tokens_, scratch_;
+  std::unique_ptr<int32_t[]> entry_piece_, entry_source_;
+  std::unique_ptr<int64_t[]> entry_tokens_;
+  std::vector<int64_t> by_source_;  // ToPlan's counting sort
   int32_t counts_[2] = {0, 0};
   int64_t max_load_ = 0;
 };

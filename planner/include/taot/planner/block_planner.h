@@ -39,9 +39,28 @@ struct Shape {
   int32_t ranks = 0;                 // R
   int32_t experts = 0;               // E, a multiple of R: expert e's home is e / (E / R)
   int32_t slots = 0;                 // K guest slots per rank
-  const int32_t* node_of = nullptr;  // [R]
+  const int32_t* node_of = nullptr;  // [R], node ids in [0, nodes)
   const int64_t* cost = nullptr;     // [R x R] moving an expert from rank a to rank b, fixed point
+  // The ranks by node, in rank order inside each: node n's are by_node[node_start[n] ..
+  // node_start[n + 1]) (IndexNodes makes them), so a scan of one node costs its ranks only.
+  int32_t nodes = 0;
+  const int32_t* by_node = nullptr;     // [R]
+  const int32_t* node_start = nullptr;  // [nodes + 1]
 };
+
+// Fills by_node and node_start (sized R and R + 1) from node_of; returns the node count.
+TAOT_HOST_DEVICE inline int32_t IndexNodes(int32_t ranks, const int32_t* node_of, int32_t* by_node,
+                                           int32_t* node_start) {
+  int32_t nodes = 0;
+  for (int32_t r = 0; r < ranks; ++r) nodes = node_of[r] + 1 > nodes ? node_of[r] + 1 : nodes;
+  for (int32_t n = 0; n <= nodes; ++n) node_start[n] = 0;
+  for (int32_t r = 0; r < ranks; ++r) ++node_start[node_of[r] + 1];
+  for (int32_t n = 0; n < nodes; ++n) node_start[n + 1] += node_start[n];
+  for (int32_t r = 0; r < ranks; ++r) by_node[node_start[node_of[r]]++] = r;
+  for (int32_t n = nodes; n > 0; --n) node_start[n] = node_start[n - 1];
+  node_start[0] = 0;
+  return nodes;
+}
 
 // The most pieces (replicas) a layer can have, and the most (source, replica) entries of its split
 // (each entry finishes a guest's share or a source's tokens: at most R K + R K R of them).
@@ -154,8 +173,9 @@ struct State {
       if (e < 0) break;
       const int64_t want = Min(-room(h), home_left[e]);
       int32_t fit = -1, roomiest = -1;
-      for (int32_t g = 0; g < s.ranks; ++g) {
-        if (g == h || s.node_of[g] != n || room(g) <= 0 || !can_take(g, e)) continue;
+      for (int32_t i = s.node_start[n]; i < s.node_start[n + 1]; ++i) {
+        const int32_t g = s.by_node[i];
+        if (g == h || room(g) <= 0 || !can_take(g, e)) continue;
         if (room(g) >= want && (fit < 0 || room(g) < room(fit))) fit = g;
         if (roomiest < 0 || room(g) > room(roomiest)) roomiest = g;
       }
@@ -208,7 +228,8 @@ struct State {
   // a new slot, where a real one may join a replica the mate holds: the real shed does no worse.)
   TAOT_HOST_DEVICE int64_t try_shed(int32_t b, int64_t extra, int64_t* cost_out) {
     const int32_t n = s.node_of[b], first = b * per_rank();
-    for (int32_t g = 0; g < s.ranks; ++g) {
+    for (int32_t i = s.node_start[n]; i < s.node_start[n + 1]; ++i) {
+      const int32_t g = s.by_node[i];
       sim_room[g] = room(g);
       sim_used[g] = used[g];
     }
@@ -223,8 +244,9 @@ struct State {
       if (x < 0) break;
       const int64_t want = Min(over, sim_left[x]);
       int32_t fit = -1, roomiest = -1;
-      for (int32_t g = 0; g < s.ranks; ++g) {
-        if (g == b || s.node_of[g] != n || sim_room[g] <= 0) continue;
+      for (int32_t i = s.node_start[n]; i < s.node_start[n + 1]; ++i) {
+        const int32_t g = s.by_node[i];
+        if (g == b || sim_room[g] <= 0) continue;
         if (sim_used[g] >= s.slots && held(g, first + x) < 0) continue;
         if (sim_room[g] >= want && (fit < 0 || sim_room[g] < sim_room[fit])) fit = g;
         if (roomiest < 0 || sim_room[g] > sim_room[roomiest]) roomiest = g;
@@ -247,23 +269,21 @@ struct State {
   TAOT_HOST_DEVICE int32_t best_chain(int32_t h, int32_t e, int64_t want, int64_t* cost_out, int64_t* covered) {
     int32_t best = -1;
     int64_t best_cost = 0, best_covered = 0;
-    for (int32_t b = 0; b < s.ranks; ++b) {
-      if (s.node_of[b] == s.node_of[h] || !can_take(b, e)) continue;
-      bool roomiest = true;
-      for (int32_t g = 0; g < s.ranks && roomiest; ++g) {
-        if (g != b && s.node_of[g] == s.node_of[b] && can_take(g, e) &&
-            (room(g) > room(b) || (room(g) == room(b) && g < b))) {
-          roomiest = false;
-        }
+    for (int32_t n = 0; n < s.nodes; ++n) {
+      if (n == s.node_of[h]) continue;
+      int32_t b = -1;
+      for (int32_t i = s.node_start[n]; i < s.node_start[n + 1]; ++i) {
+        const int32_t g = s.by_node[i];
+        if (can_take(g, e) && (b < 0 || room(g) > room(b))) b = g;
       }
-      if (!roomiest) continue;
+      if (b < 0) continue;
       int64_t shed_cost = 0;
       const int64_t cover = try_shed(b, want, &shed_cost);
       if (cover <= 0) continue;
       const int64_t c = cost(h, b) + shed_cost;
       // Cheaper per token covered (c / cover), then more covered, then the lower rank.
       if (best < 0 || c * best_covered < best_cost * cover ||
-          (c * best_covered == best_cost * cover && cover > best_covered)) {
+          (c * best_covered == best_cost * cover && (cover > best_covered || (cover == best_covered && b < best)))) {
         best = b;
         best_cost = c;
         best_covered = cover;
@@ -357,27 +377,32 @@ TAOT_HOST_DEVICE inline int32_t SplitExpert(const Shape& s, const Layer& l, int3
   const int32_t e = l.piece_expert[first], home = e / (s.experts / s.ranks);
   for (int32_t r = 0; r < s.ranks; ++r) left[r] = l.load[int64_t{r} * s.experts + e];
   int32_t written = 0;
+  int64_t need = 0;
+  auto take = [&](int32_t p, int32_t r) {
+    const int64_t tokens = Min(need, left[r]);
+    l.entry_piece[out + written] = p;
+    l.entry_source[out + written] = r;
+    l.entry_tokens[out + written] = tokens;
+    ++written;
+    left[r] -= tokens;
+    need -= tokens;
+  };
+  // Sources before `cursor` have nothing left, so the scan across nodes starts there.
+  int32_t cursor = 0;
   for (int32_t p = first; p < last; ++p) {
-    const int32_t g = l.piece_rank[p];
-    int64_t need = l.piece_tokens[p];
-    // Pass 0: the guest itself; 1: its node; 2: the rest; 3: the home.
-    for (int pass = 0; pass < 4 && need > 0; ++pass) {
-      for (int32_t r = 0; r < s.ranks && need > 0; ++r) {
-        const bool same = s.node_of[r] == s.node_of[g];
-        const bool in_pass = pass == 0   ? r == g
-                             : pass == 1 ? r != g && r != home && same
-                             : pass == 2 ? r != g && r != home && !same
-                                         : r == home;
-        if (!in_pass || left[r] == 0) continue;
-        const int64_t tokens = Min(need, left[r]);
-        l.entry_piece[out + written] = p;
-        l.entry_source[out + written] = r;
-        l.entry_tokens[out + written] = tokens;
-        ++written;
-        left[r] -= tokens;
-        need -= tokens;
-      }
+    const int32_t g = l.piece_rank[p], n = s.node_of[g];
+    need = l.piece_tokens[p];
+    // The guest itself; its node; the rest, in rank order; the home last.
+    if (left[g] > 0) take(p, g);
+    for (int32_t i = s.node_start[n]; i < s.node_start[n + 1] && need > 0; ++i) {
+      const int32_t r = s.by_node[i];
+      if (r != g && r != home && left[r] > 0) take(p, r);
     }
+    while (cursor < s.ranks && left[cursor] == 0) ++cursor;
+    for (int32_t r = cursor; r < s.ranks && need > 0; ++r) {
+      if (r != home && s.node_of[r] != n && left[r] > 0) take(p, r);
+    }
+    if (need > 0 && left[home] > 0) take(p, home);
   }
   return written;
 }
@@ -401,10 +426,12 @@ TAOT_HOST_DEVICE inline void PlanLayer(const Shape& s, const Layer& l, int tid, 
                    w + 2 * int64_t{s.experts} + 5 * int64_t{s.ranks} + MaxPieces(s),
                    w + 2 * int64_t{s.experts} + 6 * int64_t{s.ranks} + MaxPieces(s)};
   // Expert totals: integer sums, the same in any order.
-  for (int32_t e = tid; e < s.experts; e += threads) {
-    int64_t sum = 0;
-    for (int32_t r = 0; r < s.ranks; ++r) sum += l.load[int64_t{r} * s.experts + e];
-    st.total[e] = sum;
+  // Rows outer: on a device the threads read a row's consecutive entries (coalesced), on the CPU
+  // the rows stream through the cache.
+  for (int32_t e = tid; e < s.experts; e += threads) st.total[e] = 0;
+  for (int32_t r = 0; r < s.ranks; ++r) {
+    const int64_t* row = l.load + int64_t{r} * s.experts;
+    for (int32_t e = tid; e < s.experts; e += threads) st.total[e] += row[e];
   }
   TAOT_BLOCK_SYNC();
   if (tid == 0) {
