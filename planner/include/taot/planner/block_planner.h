@@ -68,7 +68,7 @@ TAOT_HOST_DEVICE inline int64_t MaxPieces(const Shape& s) { return int64_t{s.ran
 TAOT_HOST_DEVICE inline int64_t MaxEntries(const Shape& s) { return MaxPieces(s) * (int64_t{s.ranks} + 1); }
 // int64 words of scratch a layer needs.
 TAOT_HOST_DEVICE inline int64_t ScratchWords(const Shape& s) {
-  return 3 * int64_t{s.experts} + 6 * int64_t{s.ranks} + MaxPieces(s);
+  return 3 * int64_t{s.experts} + 6 * int64_t{s.ranks} + 4 * MaxPieces(s);
 }
 
 // One layer's input, output and scratch (all in the memory of whoever runs it).
@@ -95,6 +95,16 @@ struct Layer {
 #define TAOT_BLOCK_SYNC() ((void)0)
 #endif
 
+// The ways a layer is placed; PlanLayer keeps the cheapest that meets the cap.
+enum class Trial : int32_t {
+  kShed,             // steps 1 and 2
+  kExportShortfall,  // step 0 first: each node short of room sends out what it lacks
+  kExportWhole,      // step 0 first, whole experts (as much as a chain takes): slack to fit in
+  kWholeFirst,       // step 1 only where a hot rank's whole surplus fits one room; the rest crosses
+                     // nodes, in one piece where one fits (what few slots need), or splits last
+  kDirect,           // steps 1 and 2 without chains, which spend slots: when no other meets it
+};
+
 namespace detail {
 
 TAOT_HOST_DEVICE inline int64_t Min(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -114,7 +124,7 @@ struct State {
   int64_t* sim_used;    // [R] the slots taken,
   int64_t* sim_left;    // [E / R] and the receiver's experts' tokens at home
   int32_t pieces = 0;
-  bool chains = true;  // whether step 2 may weigh chains
+  Trial trial = Trial::kShed;
 
   TAOT_HOST_DEVICE int32_t per_rank() const { return s.experts / s.ranks; }
   TAOT_HOST_DEVICE int32_t home(int32_t e) const { return e / per_rank(); }
@@ -166,12 +176,14 @@ struct State {
   // Rank h sheds its biggest experts into the room of node n's other ranks until it is under the
   // cap or nothing fits: a piece that finishes the expert's share goes to the tightest room that
   // holds it, otherwise to the roomiest. Returns the tokens moved.
-  TAOT_HOST_DEVICE int64_t shed_inside(int32_t h, int32_t n) {
+  TAOT_HOST_DEVICE int64_t shed_inside(int32_t h, int32_t n, bool whole_only = false) {
     int64_t moved = 0;
     while (room(h) < 0) {
       const int32_t e = biggest(h);
       if (e < 0) break;
       const int64_t want = Min(-room(h), home_left[e]);
+      // Only one piece that takes the whole surplus, or nothing (a split would spend slots).
+      if (whole_only && want < -room(h)) break;
       int32_t fit = -1, roomiest = -1;
       for (int32_t i = s.node_start[n]; i < s.node_start[n + 1]; ++i) {
         const int32_t g = s.by_node[i];
@@ -179,9 +191,11 @@ struct State {
         if (room(g) >= want && (fit < 0 || room(g) < room(fit))) fit = g;
         if (roomiest < 0 || room(g) > room(roomiest)) roomiest = g;
       }
-      const int32_t g = fit >= 0 ? fit : roomiest;
+      const int32_t g = fit >= 0 ? fit : whole_only ? -1 : roomiest;
       if (g < 0) break;
-      const int64_t tokens = Min(want, room(g));
+      // whole_only fills the room it takes (as much of e as it holds): the slot is spent either
+      // way, and what h sheds beyond its surplus is room a node-mate can shed into.
+      const int64_t tokens = whole_only ? Min(home_left[e], room(g)) : Min(want, room(g));
       add(e, g, tokens);
       moved += tokens;
     }
@@ -302,9 +316,11 @@ struct State {
     const int64_t want = Min(-room(h), home_left[e]);
     int64_t direct_cost = 0, direct_covered = 0, chain_cost = 0, chain_covered = 0;
     const int32_t direct = direct_cover(h, e, want, &direct_cost, &direct_covered);
-    const int32_t receiver = chains ? best_chain(h, e, want, &chain_cost, &chain_covered) : -1;
+    const int32_t receiver = trial != Trial::kDirect ? best_chain(h, e, want, &chain_cost, &chain_covered) : -1;
+    // kWholeFirst takes a direct piece that holds all of `want` over any chain (one slot).
+    const bool whole = trial == Trial::kWholeFirst && direct >= 0 && room(direct) >= want;
     const bool chain =
-        chains && receiver >= 0 && (direct < 0 || chain_cost * direct_covered < direct_cost * chain_covered);
+        !whole && receiver >= 0 && (direct < 0 || chain_cost * direct_covered < direct_cost * chain_covered);
     if (chain) {
       add(e, receiver, chain_covered);
       shed_inside(receiver, s.node_of[receiver]);
@@ -313,6 +329,73 @@ struct State {
     if (direct < 0) return false;
     add(e, direct, Min(want, room(direct)));
     return true;
+  }
+
+  // Room minus surplus over node n's ranks: what the node can take in once its own hot ranks are
+  // under the cap (negative: what it must send out).
+  TAOT_HOST_DEVICE int64_t node_net(int32_t n) const {
+    int64_t net = 0;
+    for (int32_t i = s.node_start[n]; i < s.node_start[n + 1]; ++i) net += room(s.by_node[i]);
+    return net;
+  }
+
+  // One export out of node x, `deficit` tokens short of room: its biggest expert goes, as much of
+  // it as one chain takes, to the node where that is cheapest per token (a receiver, its roomiest
+  // rank, sheds what overflows into its node-mates). Returns whether anything moved.
+  TAOT_HOST_DEVICE bool export_once(int32_t x, int64_t deficit) {
+    int32_t e = -1;
+    for (int32_t i = s.node_start[x]; i < s.node_start[x + 1]; ++i) {
+      const int32_t r = biggest(s.by_node[i]);
+      if (r >= 0 && (e < 0 || home_left[r] > home_left[e] || (home_left[r] == home_left[e] && r < e))) e = r;
+    }
+    if (e < 0) return false;
+    int32_t best = -1;
+    int64_t best_cost = 0, best_covered = 0;
+    for (int32_t n = 0; n < s.nodes; ++n) {
+      const int64_t net = n == x ? 0 : node_net(n);
+      if (net <= 0) continue;
+      int32_t b = -1;
+      for (int32_t i = s.node_start[n]; i < s.node_start[n + 1]; ++i) {
+        const int32_t g = s.by_node[i];
+        if (can_take(g, e) && (b < 0 || room(g) > room(b))) b = g;
+      }
+      if (b < 0) continue;
+      int64_t shed_cost = 0;
+      const int64_t limit = trial == Trial::kExportWhole ? home_left[e] : Min(home_left[e], deficit);
+      const int64_t cover = try_shed(b, Min(limit, net), &shed_cost);
+      if (cover <= 0) continue;
+      const int64_t c = cost(home(e), b) + shed_cost;
+      if (best < 0 || c * best_covered < best_cost * cover ||
+          (c * best_covered == best_cost * cover && (cover > best_covered || (cover == best_covered && b < best)))) {
+        best = b;
+        best_cost = c;
+        best_covered = cover;
+      }
+    }
+    if (best < 0) return false;
+    add(e, best, best_covered);
+    shed_inside(best, s.node_of[best]);
+    return true;
+  }
+
+  // Step 0: the nodes that cannot take their own surplus send it out, the shortest first, in as
+  // few cross-node pieces as chains allow (the hot ranks then shed into the room this leaves).
+  TAOT_HOST_DEVICE void export_nodes() {
+    for (int32_t n = 0; n < s.nodes; ++n) done[n] = 0;
+    while (true) {
+      int32_t x = -1;
+      int64_t most = 0;
+      for (int32_t n = 0; n < s.nodes; ++n) {
+        const int64_t short_by = -node_net(n);
+        if (done[n] == 0 && short_by > most) {
+          x = n;
+          most = short_by;
+        }
+      }
+      if (x < 0) break;
+      if (!export_once(x, most)) done[x] = 1;
+    }
+    for (int32_t r = 0; r < s.ranks; ++r) done[r] = 0;
   }
 
   // Every expert back home, no piece.
@@ -330,20 +413,66 @@ struct State {
     pieces = 0;
   }
 
-  // Steps 1 and 2 from every expert at home. Returns the most tokens a rank computes.
+  // A handoff inside h's node: h's whole surplus goes in one piece to a node-mate m (a hot one
+  // too: its slots are otherwise idle) that first sheds as much of its own biggest expert into a
+  // room that holds it whole. Two pieces, as a split would be, but on slots a split cannot use.
+  // The first mate (by rank) that works, with its tightest room. Returns whether it moved.
+  TAOT_HOST_DEVICE bool hand_off(int32_t h) {
+    const int32_t e = biggest(h), n = s.node_of[h];
+    if (e < 0 || home_left[e] < -room(h)) return false;
+    const int64_t surplus = -room(h);
+    for (int32_t i = s.node_start[n]; i < s.node_start[n + 1]; ++i) {
+      const int32_t m = s.by_node[i];
+      if (m == h || !can_take(m, e)) continue;
+      const int64_t need = surplus - (room(m) > 0 ? room(m) : 0);
+      const int32_t x = biggest(m);
+      if (need <= 0 || x < 0 || home_left[x] < need) continue;
+      int32_t fit = -1;
+      for (int32_t j = s.node_start[n]; j < s.node_start[n + 1]; ++j) {
+        const int32_t g = s.by_node[j];
+        if (g == h || g == m || room(g) < need || !can_take(g, x)) continue;
+        if (fit < 0 || room(g) < room(fit)) fit = g;
+      }
+      if (fit < 0) continue;
+      add(x, fit, need);
+      add(e, m, surplus);
+      return true;
+    }
+    return false;
+  }
+
+  // Step 1 over every hot rank, the hottest first; whole_only: a rank whose whole surplus fits no
+  // room tries a handoff, else waits for step 2.
+  TAOT_HOST_DEVICE void shed_inside_all(bool whole_only) {
+    for (int32_t h = hottest(); h >= 0; h = hottest()) {
+      shed_inside(h, s.node_of[h], whole_only);
+      if (whole_only && room(h) < 0) hand_off(h);
+      done[h] = 1;
+    }
+    for (int32_t r = 0; r < s.ranks; ++r) done[r] = 0;
+  }
+
+  // The transfer cost of the pieces placed.
+  TAOT_HOST_DEVICE int64_t placed_cost() const {
+    int64_t sum = 0;
+    for (int32_t p = 0; p < pieces; ++p) sum += cost(home(l.piece_expert[p]), l.piece_rank[p]);
+    return sum;
+  }
+
+  // Steps (0,) 1 and 2 of `trial` from every expert at home. Returns the most tokens a rank computes.
   TAOT_HOST_DEVICE int64_t place() {
     reset();
     if (s.slots > 0) {
-      // Step 1: inside the nodes, the hottest rank first.
-      for (int32_t h = hottest(); h >= 0; h = hottest()) {
-        shed_inside(h, s.node_of[h]);
-        done[h] = 1;
-      }
+      if (trial == Trial::kExportShortfall || trial == Trial::kExportWhole) export_nodes();
+      // Step 1: inside the nodes, the hottest rank first (kWholeFirst: only whole surpluses).
+      shed_inside_all(trial == Trial::kWholeFirst);
       // Step 2: across nodes, the hottest rank first, until every rank is under the cap or stuck.
-      for (int32_t r = 0; r < s.ranks; ++r) done[r] = 0;
       for (int32_t h = hottest(); h >= 0; h = hottest()) {
         if (!cross_once(h)) done[h] = 1;
       }
+      for (int32_t r = 0; r < s.ranks; ++r) done[r] = 0;
+      // What crossing left, inside the nodes after all.
+      if (trial == Trial::kWholeFirst) shed_inside_all(false);
     }
     int64_t most = 0;
     for (int32_t r = 0; r < s.ranks; ++r) most = load[r] > most ? load[r] : most;
@@ -435,22 +564,39 @@ TAOT_HOST_DEVICE inline void PlanLayer(const Shape& s, const Layer& l, int tid, 
   }
   TAOT_BLOCK_SYNC();
   if (tid == 0) {
-    // Chains spend slots on the receivers' own experts: where slots run out before the cap is
-    // met, plan again with direct pieces only, and keep the plan with the lower most load.
-    int64_t most = st.place();
-    if (most > l.cap) {
-      st.chains = false;
-      const int64_t direct = st.place();
-      if (direct >= most) {
-        st.chains = true;
-        st.place();
-      } else {
-        most = direct;
+    // The trials, the cheapest that meets the cap kept (else the lowest most load, then the
+    // cheapest; ties to the earlier): its pieces are set aside in kept[] while the others run.
+    int64_t* kept = w + 3 * int64_t{s.experts} + 6 * int64_t{s.ranks} + MaxPieces(s);
+    int32_t kept_pieces = -1;
+    int64_t kept_most = 0, kept_cost = 0;
+    const Trial trials[] = {Trial::kShed, Trial::kExportShortfall, Trial::kExportWhole, Trial::kWholeFirst,
+                            Trial::kDirect};
+    for (Trial trial : trials) {
+      if (trial == Trial::kDirect && kept_most <= l.cap) break;
+      st.trial = trial;
+      const int64_t most = st.place(), cost = st.placed_cost();
+      const bool met = most <= l.cap, kept_met = kept_pieces >= 0 && kept_most <= l.cap;
+      const bool better =
+          kept_pieces < 0 || (met && !kept_met) ||
+          (met == kept_met && (met ? cost < kept_cost : most < kept_most || (most == kept_most && cost < kept_cost)));
+      if (!better) continue;
+      kept_pieces = st.pieces;
+      kept_most = most;
+      kept_cost = cost;
+      for (int32_t p = 0; p < st.pieces; ++p) {
+        kept[3 * p] = l.piece_expert[p];
+        kept[3 * p + 1] = l.piece_rank[p];
+        kept[3 * p + 2] = l.piece_tokens[p];
       }
     }
-    detail::SortPieces(l, st.pieces);
-    *l.max_load = most;
-    l.counts[0] = st.pieces;
+    for (int32_t p = 0; p < kept_pieces; ++p) {
+      l.piece_expert[p] = static_cast<int32_t>(kept[3 * p]);
+      l.piece_rank[p] = static_cast<int32_t>(kept[3 * p + 1]);
+      l.piece_tokens[p] = kept[3 * p + 2];
+    }
+    detail::SortPieces(l, kept_pieces);
+    *l.max_load = kept_most;
+    l.counts[0] = kept_pieces;
   }
   TAOT_BLOCK_SYNC();
   // Step 3, expert by expert (thread 0: entries go out in piece order).
