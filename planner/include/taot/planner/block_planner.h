@@ -4,14 +4,19 @@
 // loads and on fixed-point costs, and the parallel parts are integer sums (the same whatever the
 // thread count), so a device gives the CPU's plan bit for bit.
 //
-// The method, in three steps, each cheap enough for one block:
+// The method, each step cheap enough for one block:
+// 0. Nodes that cannot take their own surplus send it out first, their biggest experts in as few
+//    cross-node pieces as chains allow (a chain: one cross-node piece to a receiver, which sheds
+//    its own experts into its node-mates' room: one inter-node transfer and cheap intra-node ones
+//    instead of one inter-node transfer per rank, what a burst needs).
 // 1. Inside each node, hot ranks (by surplus, largest first) shed their biggest experts into
 //    node-mates' room: a piece that finishes the surplus goes to the tightest room it fits,
 //    otherwise to the roomiest.
-// 2. What is left crosses nodes. For each hot rank's biggest expert it weighs, per token covered,
-//    direct pieces into the roomiest ranks of other nodes against a chain: one cross-node piece to
-//    a receiver, which sheds its own experts into its node-mates' room (one inter-node transfer
-//    and cheap intra-node ones instead of one inter-node transfer per rank: what a burst needs).
+// 2. What is left crosses nodes: for each hot rank's biggest expert, direct pieces into the
+//    roomiest ranks of other nodes or a chain, the cheaper per token covered.
+// A layer is placed by several trials of these steps (Trial: with or without step 0, whole
+//    surpluses first for few slots, direct pieces only), and the cheapest plan that meets the
+//    cap is kept (else the one with the lowest most load). Then:
 // 3. Every replica's tokens are taken from its sources nearest first: the guest itself, its
 //    node, then the rest, the home's own tokens last.
 //
@@ -277,35 +282,31 @@ struct State {
     return over > 0 ? extra - over : extra;
   }
 
-  // The cheapest chain for e out of h per token: a receiver in another node (its roomiest rank
-  // that can take e) takes a piece and sheds its own experts into its node-mates' room. Returns
-  // the receiver, or -1; the chain's cost and the tokens it covers.
-  TAOT_HOST_DEVICE int32_t best_chain(int32_t h, int32_t e, int64_t want, int64_t* cost_out, int64_t* covered) {
-    int32_t best = -1;
-    int64_t best_cost = 0, best_covered = 0;
-    for (int32_t n = 0; n < s.nodes; ++n) {
-      if (n == s.node_of[h]) continue;
-      int32_t b = -1;
-      for (int32_t i = s.node_start[n]; i < s.node_start[n + 1]; ++i) {
-        const int32_t g = s.by_node[i];
-        if (can_take(g, e) && (b < 0 || room(g) > room(b))) b = g;
-      }
-      if (b < 0) continue;
-      int64_t shed_cost = 0;
-      const int64_t cover = try_shed(b, want, &shed_cost);
-      if (cover <= 0) continue;
-      const int64_t c = cost(h, b) + shed_cost;
-      // Cheaper per token covered (c / cover), then more covered, then the lower rank.
-      if (best < 0 || c * best_covered < best_cost * cover ||
-          (c * best_covered == best_cost * cover && (cover > best_covered || (cover == best_covered && b < best)))) {
-        best = b;
-        best_cost = c;
-        best_covered = cover;
-      }
+  // A chain: a receiver takes a piece and sheds its own experts into its node-mates' room.
+  struct Chain {
+    int32_t receiver = -1;
+    int64_t cost = 0, covered = 0;
+  };
+
+  // Weighs the chain into node n, whose roomiest rank that can take e receives up to `amount` of
+  // it from rank `from`, against `best`: the cheaper per token covered wins, then the one that
+  // covers more, then the lower receiver.
+  TAOT_HOST_DEVICE void weigh_chain(int32_t n, int32_t from, int32_t e, int64_t amount, Chain& best) {
+    int32_t b = -1;
+    for (int32_t i = s.node_start[n]; i < s.node_start[n + 1]; ++i) {
+      const int32_t g = s.by_node[i];
+      if (can_take(g, e) && (b < 0 || room(g) > room(b))) b = g;
     }
-    *cost_out = best_cost;
-    *covered = best_covered;
-    return best;
+    if (b < 0) return;
+    int64_t shed_cost = 0;
+    const int64_t cover = try_shed(b, amount, &shed_cost);
+    if (cover <= 0) return;
+    const int64_t c = cost(from, b) + shed_cost;
+    if (best.receiver < 0 || c * best.covered < best.cost * cover ||
+        (c * best.covered == best.cost * cover &&
+         (cover > best.covered || (cover == best.covered && b < best.receiver)))) {
+      best = {b, c, cover};
+    }
   }
 
   // One step across nodes for hot rank h: the cheaper per token of direct pieces and a chain.
@@ -314,9 +315,14 @@ struct State {
     const int32_t e = biggest(h);
     if (e < 0) return false;
     const int64_t want = Min(-room(h), home_left[e]);
-    int64_t direct_cost = 0, direct_covered = 0, chain_cost = 0, chain_covered = 0;
+    int64_t direct_cost = 0, direct_covered = 0;
     const int32_t direct = direct_cover(h, e, want, &direct_cost, &direct_covered);
-    const int32_t receiver = trial != Trial::kDirect ? best_chain(h, e, want, &chain_cost, &chain_covered) : -1;
+    Chain best;
+    for (int32_t n = 0; n < s.nodes && trial != Trial::kDirect; ++n) {
+      if (n != s.node_of[h]) weigh_chain(n, h, e, want, best);
+    }
+    const int32_t receiver = best.receiver;
+    const int64_t chain_cost = best.cost, chain_covered = best.covered;
     // kWholeFirst takes a direct piece that holds all of `want` over any chain (one slot).
     const bool whole = trial == Trial::kWholeFirst && direct >= 0 && room(direct) >= want;
     const bool chain =
@@ -349,32 +355,15 @@ struct State {
       if (r >= 0 && (e < 0 || home_left[r] > home_left[e] || (home_left[r] == home_left[e] && r < e))) e = r;
     }
     if (e < 0) return false;
-    int32_t best = -1;
-    int64_t best_cost = 0, best_covered = 0;
+    Chain best;
+    const int64_t limit = trial == Trial::kExportWhole ? home_left[e] : Min(home_left[e], deficit);
     for (int32_t n = 0; n < s.nodes; ++n) {
       const int64_t net = n == x ? 0 : node_net(n);
-      if (net <= 0) continue;
-      int32_t b = -1;
-      for (int32_t i = s.node_start[n]; i < s.node_start[n + 1]; ++i) {
-        const int32_t g = s.by_node[i];
-        if (can_take(g, e) && (b < 0 || room(g) > room(b))) b = g;
-      }
-      if (b < 0) continue;
-      int64_t shed_cost = 0;
-      const int64_t limit = trial == Trial::kExportWhole ? home_left[e] : Min(home_left[e], deficit);
-      const int64_t cover = try_shed(b, Min(limit, net), &shed_cost);
-      if (cover <= 0) continue;
-      const int64_t c = cost(home(e), b) + shed_cost;
-      if (best < 0 || c * best_covered < best_cost * cover ||
-          (c * best_covered == best_cost * cover && (cover > best_covered || (cover == best_covered && b < best)))) {
-        best = b;
-        best_cost = c;
-        best_covered = cover;
-      }
+      if (net > 0) weigh_chain(n, home(e), e, Min(limit, net), best);
     }
-    if (best < 0) return false;
-    add(e, best, best_covered);
-    shed_inside(best, s.node_of[best]);
+    if (best.receiver < 0) return false;
+    add(e, best.receiver, best.covered);
+    shed_inside(best.receiver, s.node_of[best.receiver]);
     return true;
   }
 
