@@ -114,6 +114,30 @@ namespace detail {
 
 TAOT_HOST_DEVICE inline int64_t Min(int64_t a, int64_t b) { return a < b ? a : b; }
 
+// Sorts v[0, n) so that before(v[i], v[j]) for i < j (a strict total order): a heap sort, with no
+// allocation and no recursion, as device code wants.
+template <typename Before>
+TAOT_HOST_DEVICE inline void HeapSort(int64_t* v, int32_t n, const Before& before) {
+  auto sift = [&](int32_t root, int32_t end) {
+    while (2 * root + 1 < end) {
+      int32_t child = 2 * root + 1;
+      if (child + 1 < end && before(v[child], v[child + 1])) ++child;
+      if (!before(v[root], v[child])) return;
+      const int64_t t = v[root];
+      v[root] = v[child];
+      v[child] = t;
+      root = child;
+    }
+  };
+  for (int32_t i = n / 2 - 1; i >= 0; --i) sift(i, n);
+  for (int32_t end = n - 1; end > 0; --end) {
+    const int64_t t = v[0];
+    v[0] = v[end];
+    v[end] = t;
+    sift(0, end);
+  }
+}
+
 // The placement's state over the scratch, used by thread 0 alone.
 struct State {
   const Shape& s;
@@ -210,34 +234,37 @@ struct State {
   // Off-node ranks that can take e, roomiest first, until `want` is covered: their count, cost
   // and the tokens they cover (spare[] marks the ones chosen). Returns the first chosen, or -1.
   TAOT_HOST_DEVICE int32_t direct_cover(int32_t h, int32_t e, int64_t want, int64_t* cost_out, int64_t* covered) {
-    for (int32_t g = 0; g < s.ranks; ++g) spare[g] = 0;
+    // The candidates, roomiest first (then cheaper, then lower): the order the cover takes them
+    // in until one holds the rest whole. Sorted once, so a burst's long cover costs n log n.
+    int32_t n = 0;
+    for (int32_t g = 0; g < s.ranks; ++g) {
+      if (s.node_of[g] != s.node_of[h] && room(g) > 0 && can_take(g, e)) spare[n++] = g;
+    }
+    auto before = [&](int64_t a, int64_t b) {
+      const auto x = static_cast<int32_t>(a), y = static_cast<int32_t>(b);
+      if (room(x) != room(y)) return room(x) > room(y);
+      if (cost(h, x) != cost(h, y)) return cost(h, x) < cost(h, y);
+      return x < y;
+    };
+    HeapSort(spare, n, before);
     int32_t first = -1;
     *cost_out = 0;
     *covered = 0;
-    while (*covered < want) {
-      int32_t best = -1;
-      for (int32_t g = 0; g < s.ranks; ++g) {
-        if (spare[g] != 0 || s.node_of[g] == s.node_of[h] || room(g) <= 0 || !can_take(g, e)) continue;
-        // A rank that holds the rest whole: the tightest such, the cheapest first; else the roomiest.
-        const int64_t rest = want - *covered;
-        if (best < 0) {
-          best = g;
-          continue;
-        }
-        const bool g_fits = room(g) >= rest, best_fits = room(best) >= rest;
-        if (g_fits != best_fits) {
-          if (g_fits) best = g;
-        } else if (g_fits) {
-          if (cost(h, g) < cost(h, best) || (cost(h, g) == cost(h, best) && room(g) < room(best))) best = g;
-        } else if (room(g) > room(best) || (room(g) == room(best) && cost(h, g) < cost(h, best))) {
-          best = g;
+    for (int32_t i = 0; i < n && *covered < want; ++i) {
+      const int64_t rest = want - *covered;
+      auto g = static_cast<int32_t>(spare[i]);
+      if (room(g) >= rest) {
+        // The rest fits whole: the cheapest of the rooms that hold it, then the tightest.
+        for (int32_t k = i + 1; k < n && room(static_cast<int32_t>(spare[k])) >= rest; ++k) {
+          const auto f = static_cast<int32_t>(spare[k]);
+          if (cost(h, f) < cost(h, g) ||
+              (cost(h, f) == cost(h, g) && (room(f) < room(g) || (room(f) == room(g) && f < g))))
+            g = f;
         }
       }
-      if (best < 0) break;
-      spare[best] = 1;
-      if (first < 0) first = best;
-      *cost_out += cost(h, best);
-      *covered += Min(room(best), want - *covered);
+      if (first < 0) first = g;
+      *cost_out += cost(h, g);
+      *covered += Min(room(g), rest);
     }
     return first;
   }
