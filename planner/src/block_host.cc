@@ -1,5 +1,6 @@
 #include "taot/planner/block_host.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace taot {
@@ -48,9 +49,18 @@ void BlockHostLayer::Prepare(const std::shared_ptr<const Problem>& problem) {
   layer_.scratch = scratch_.data();
 }
 
-void BlockHostLayer::Plan(const LoadMatrix& load, int64_t cap, int threads) {
+void BlockHostLayer::Plan(const LoadMatrix& load, int64_t cap, std::span<const Replica> resident, int threads) {
   layer_.load = load.row(0).data();
   layer_.cap = cap;
+  std::vector<Replica> sorted(resident.begin(), resident.end());
+  std::sort(sorted.begin(), sorted.end());
+  resident_.clear();
+  for (const Replica& r : sorted) {
+    resident_.push_back(r.expert);
+    resident_.push_back(r.rank);
+  }
+  layer_.resident = resident_.data();
+  layer_.resident_count = static_cast<int32_t>(sorted.size());
   for (int tid = threads - 1; tid >= 0; --tid) block::PlanLayer(shape_, layer_, tid, threads);
 }
 

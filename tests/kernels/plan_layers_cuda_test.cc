@@ -52,12 +52,17 @@ struct HostLayer {
     scratch.assign(static_cast<size_t>(block::ScratchWords(shape)), -1);
   }
   block::Layer View() {
-    return {load.data(),         cap,
-            piece_expert.data(), piece_rank.data(),
-            piece_tokens.data(), entry_piece.data(),
-            entry_source.data(), entry_tokens.data(),
-            counts.data(),       max_load.data(),
-            scratch.data()};
+    return {.load = load.data(),
+            .cap = cap,
+            .piece_expert = piece_expert.data(),
+            .piece_rank = piece_rank.data(),
+            .piece_tokens = piece_tokens.data(),
+            .entry_piece = entry_piece.data(),
+            .entry_source = entry_source.data(),
+            .entry_tokens = entry_tokens.data(),
+            .counts = counts.data(),
+            .max_load = max_load.data(),
+            .scratch = scratch.data()};
   }
 };
 
@@ -76,12 +81,17 @@ struct DeviceLayer {
         scratch(h.scratch),
         cap(h.cap) {}
   block::Layer View() {
-    return {load.get(),         cap,
-            piece_expert.get(), piece_rank.get(),
-            piece_tokens.get(), entry_piece.get(),
-            entry_source.get(), entry_tokens.get(),
-            counts.get(),       max_load.get(),
-            scratch.get()};
+    return {.load = load.get(),
+            .cap = cap,
+            .piece_expert = piece_expert.get(),
+            .piece_rank = piece_rank.get(),
+            .piece_tokens = piece_tokens.get(),
+            .entry_piece = entry_piece.get(),
+            .entry_source = entry_source.get(),
+            .entry_tokens = entry_tokens.get(),
+            .counts = counts.get(),
+            .max_load = max_load.get(),
+            .scratch = scratch.get()};
   }
   // Expects the device's plan to be the host's: the counts, then every array up to them.
   void ExpectEqual(const HostLayer& want, const std::string& what) const {

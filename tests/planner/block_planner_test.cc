@@ -35,7 +35,7 @@ TEST(BlockPlannerTest, AnyNumberOfThreadsPlansWhatOneThreadPlans) {
     EXPECT_EQ(want, canonical) << family.name << ": ToPlan's order is the canonical one";
     many.Prepare(request.problem);
     for (int threads : {2, 7, 32, 256}) {
-      many.Plan(request.load, cap, threads);
+      many.Plan(request.load, cap, {}, threads);
       EXPECT_EQ(many.ToPlan(), want) << family.name << ", " << threads << " threads";
       EXPECT_EQ(many.max_load(), one.max_load());
     }

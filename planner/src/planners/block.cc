@@ -20,7 +20,8 @@ class BlockPlanner final : public Planner {
     for (int r = 0; r < request.ranks(); ++r) {
       for (int64_t v : request.load.row(r)) total += v;
     }
-    layer_.Plan(request.load, LoadCap(total, request.ranks(), request.target_imbalance_pct.value_or(default_target_)));
+    layer_.Plan(request.load, LoadCap(total, request.ranks(), request.target_imbalance_pct.value_or(default_target_)),
+                request.resident);
     return layer_.ToPlan();
   }
 

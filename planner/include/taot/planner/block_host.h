@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "taot/planner/block_planner.h"
@@ -33,10 +34,11 @@ class BlockHostLayer {
   // The arrays of `problem`, made again only when the problem changes (it is held meanwhile, so
   // that no other problem can take its address).
   void Prepare(const std::shared_ptr<const Problem>& problem);
-  // Plans `load` (the prepared problem's R x E) to at most `cap` tokens per rank, as a block of
-  // `threads` threads does: threads 1.. first, then thread 0 (the others only sum their share
-  // before the first barrier), so any thread count must give the plan one thread gives.
-  void Plan(const LoadMatrix& load, int64_t cap, int threads = 1);
+  // Plans `load` (the prepared problem's R x E) to at most `cap` tokens per rank, reusing the
+  // `resident` replicas for free, as a block of `threads` threads does: threads 1.. first, then
+  // thread 0 (the others only sum their share before the first barrier), so any thread count must
+  // give the plan one thread gives.
+  void Plan(const LoadMatrix& load, int64_t cap, std::span<const Replica> resident = {}, int threads = 1);
   // The last plan, in canonical order (as Canonicalize leaves it); target_missed when a rank ends
   // above the cap.
   taot::Plan ToPlan();
@@ -54,6 +56,7 @@ class BlockHostLayer {
   std::unique_ptr<int32_t[]> entry_piece_, entry_source_;
   std::unique_ptr<int64_t[]> entry_tokens_;
   std::vector<int64_t> by_source_;  // ToPlan's counting sort
+  std::vector<int32_t> resident_;   // (expert, rank) pairs, canonical
   int32_t counts_[2] = {0, 0};
   int64_t max_load_ = 0;
 };

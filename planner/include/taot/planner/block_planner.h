@@ -80,6 +80,10 @@ TAOT_HOST_DEVICE inline int64_t ScratchWords(const Shape& s) {
 struct Layer {
   const int64_t* load = nullptr;  // [R x E]: tokens source s routes to expert e, at s * E + e
   int64_t cap = 0;                // every rank should end with at most this many tokens
+  // Replicas already in place (expert, rank pairs, canonical order), at most K on a rank: using
+  // one moves no weights. One the plan does not list is dropped.
+  const int32_t* resident = nullptr;
+  int32_t resident_count = 0;
   // Out: the replicas, by expert then rank: expert, guest rank and the tokens it computes.
   int32_t* piece_expert = nullptr;  // [MaxPieces]
   int32_t* piece_rank = nullptr;
@@ -107,6 +111,7 @@ enum class Trial : int32_t {
   kExportWhole,      // step 0 first, whole experts (as much as a chain takes): slack to fit in
   kWholeFirst,       // step 1 only where a hot rank's whole surplus fits one room; the rest crosses
                      // nodes, in one piece where one fits (what few slots need), or splits last
+  kFresh,            // steps 1 and 2 as if no replica were resident: when they hold slots it needs
   kDirect,           // steps 1 and 2 without chains, which spend slots: when no other meets it
 };
 
@@ -159,6 +164,9 @@ struct State {
   TAOT_HOST_DEVICE int32_t home(int32_t e) const { return e / per_rank(); }
   TAOT_HOST_DEVICE int64_t room(int32_t r) const { return l.cap - load[r]; }
   TAOT_HOST_DEVICE int64_t cost(int32_t a, int32_t b) const { return s.cost[int64_t{a} * s.ranks + b]; }
+  // What more tokens of e on rank g cost: nothing where g holds e already (resident, or placed
+  // by this plan), else moving e's weights from its home.
+  TAOT_HOST_DEVICE int64_t transfer(int32_t e, int32_t g) const { return held(g, e) >= 0 ? 0 : cost(home(e), g); }
 
   // The piece of expert e on rank r, or -1.
   TAOT_HOST_DEVICE int32_t held(int32_t r, int32_t e) const {
@@ -205,22 +213,43 @@ struct State {
   // Rank h sheds its biggest experts into the room of node n's other ranks until it is under the
   // cap or nothing fits: a piece that finishes the expert's share goes to the tightest room that
   // holds it, otherwise to the roomiest. Returns the tokens moved.
-  TAOT_HOST_DEVICE int64_t shed_inside(int32_t h, int32_t n, bool whole_only = false) {
+  // Rank h's surplus into the room of ranks that already hold one of its experts (resident
+  // replicas, or pieces this plan placed): it moves no weights. Pieces in the order placed.
+  TAOT_HOST_DEVICE int64_t use_held(int32_t h) {
     int64_t moved = 0;
+    for (int32_t p = 0; p < pieces && room(h) < 0; ++p) {
+      const int32_t e = l.piece_expert[p], g = l.piece_rank[p];
+      if (home(e) != h || room(g) <= 0 || home_left[e] <= 0) continue;
+      const int64_t tokens = Min(Min(-room(h), home_left[e]), room(g));
+      add(e, g, tokens);
+      moved += tokens;
+    }
+    return moved;
+  }
+
+  TAOT_HOST_DEVICE int64_t shed_inside(int32_t h, int32_t n, bool whole_only = false) {
+    int64_t moved = use_held(h);
     while (room(h) < 0) {
       const int32_t e = biggest(h);
       if (e < 0) break;
       const int64_t want = Min(-room(h), home_left[e]);
       // Only one piece that takes the whole surplus, or nothing (a split would spend slots).
       if (whole_only && want < -room(h)) break;
-      int32_t fit = -1, roomiest = -1;
+      // Ranks that hold e already (resident, or placed by this plan) take more for nothing: they
+      // come first, the tightest that fits, else the roomiest; then the others the same way.
+      int32_t fit[2] = {-1, -1}, roomiest[2] = {-1, -1};
       for (int32_t i = s.node_start[n]; i < s.node_start[n + 1]; ++i) {
         const int32_t g = s.by_node[i];
         if (g == h || room(g) <= 0 || !can_take(g, e)) continue;
-        if (room(g) >= want && (fit < 0 || room(g) < room(fit))) fit = g;
-        if (roomiest < 0 || room(g) > room(roomiest)) roomiest = g;
+        const int k = held(g, e) >= 0 ? 0 : 1;
+        if (room(g) >= want && (fit[k] < 0 || room(g) < room(fit[k]))) fit[k] = g;
+        if (roomiest[k] < 0 || room(g) > room(roomiest[k])) roomiest[k] = g;
       }
-      const int32_t g = fit >= 0 ? fit : whole_only ? -1 : roomiest;
+      const int32_t g = fit[0] >= 0        ? fit[0]
+                        : roomiest[0] >= 0 ? roomiest[0]
+                        : fit[1] >= 0      ? fit[1]
+                        : whole_only       ? -1
+                                           : roomiest[1];
       if (g < 0) break;
       // whole_only fills the room it takes (as much of e as it holds): the slot is spent either
       // way, and what h sheds beyond its surplus is room a node-mate can shed into.
@@ -243,7 +272,7 @@ struct State {
     auto before = [&](int64_t a, int64_t b) {
       const auto x = static_cast<int32_t>(a), y = static_cast<int32_t>(b);
       if (room(x) != room(y)) return room(x) > room(y);
-      if (cost(h, x) != cost(h, y)) return cost(h, x) < cost(h, y);
+      if (transfer(e, x) != transfer(e, y)) return transfer(e, x) < transfer(e, y);
       return x < y;
     };
     HeapSort(spare, n, before);
@@ -257,13 +286,13 @@ struct State {
         // The rest fits whole: the cheapest of the rooms that hold it, then the tightest.
         for (int32_t k = i + 1; k < n && room(static_cast<int32_t>(spare[k])) >= rest; ++k) {
           const auto f = static_cast<int32_t>(spare[k]);
-          if (cost(h, f) < cost(h, g) ||
-              (cost(h, f) == cost(h, g) && (room(f) < room(g) || (room(f) == room(g) && f < g))))
+          if (transfer(e, f) < transfer(e, g) ||
+              (transfer(e, f) == transfer(e, g) && (room(f) < room(g) || (room(f) == room(g) && f < g))))
             g = f;
         }
       }
       if (first < 0) first = g;
-      *cost_out += cost(h, g);
+      *cost_out += transfer(e, g);
       *covered += Min(room(g), rest);
     }
     return first;
@@ -304,7 +333,7 @@ struct State {
       sim_used[g] += 1;
       sim_left[x] -= tokens;
       over -= tokens;
-      *cost_out += cost(b, g);
+      *cost_out += transfer(first + x, g);
     }
     return over > 0 ? extra - over : extra;
   }
@@ -316,9 +345,9 @@ struct State {
   };
 
   // Weighs the chain into node n, whose roomiest rank that can take e receives up to `amount` of
-  // it from rank `from`, against `best`: the cheaper per token covered wins, then the one that
+  // it, against `best`: the cheaper per token covered wins, then the one that
   // covers more, then the lower receiver.
-  TAOT_HOST_DEVICE void weigh_chain(int32_t n, int32_t from, int32_t e, int64_t amount, Chain& best) {
+  TAOT_HOST_DEVICE void weigh_chain(int32_t n, int32_t e, int64_t amount, Chain& best) {
     int32_t b = -1;
     for (int32_t i = s.node_start[n]; i < s.node_start[n + 1]; ++i) {
       const int32_t g = s.by_node[i];
@@ -328,7 +357,7 @@ struct State {
     int64_t shed_cost = 0;
     const int64_t cover = try_shed(b, amount, &shed_cost);
     if (cover <= 0) return;
-    const int64_t c = cost(from, b) + shed_cost;
+    const int64_t c = transfer(e, b) + shed_cost;
     if (best.receiver < 0 || c * best.covered < best.cost * cover ||
         (c * best.covered == best.cost * cover &&
          (cover > best.covered || (cover == best.covered && b < best.receiver)))) {
@@ -339,6 +368,7 @@ struct State {
   // One step across nodes for hot rank h: the cheaper per token of direct pieces and a chain.
   // Returns whether anything moved.
   TAOT_HOST_DEVICE bool cross_once(int32_t h) {
+    if (use_held(h) > 0) return true;
     const int32_t e = biggest(h);
     if (e < 0) return false;
     const int64_t want = Min(-room(h), home_left[e]);
@@ -346,7 +376,7 @@ struct State {
     const int32_t direct = direct_cover(h, e, want, &direct_cost, &direct_covered);
     Chain best;
     for (int32_t n = 0; n < s.nodes && trial != Trial::kDirect; ++n) {
-      if (n != s.node_of[h]) weigh_chain(n, h, e, want, best);
+      if (n != s.node_of[h]) weigh_chain(n, e, want, best);
     }
     const int32_t receiver = best.receiver;
     const int64_t chain_cost = best.cost, chain_covered = best.covered;
@@ -386,7 +416,7 @@ struct State {
     const int64_t limit = trial == Trial::kExportWhole ? home_left[e] : Min(home_left[e], deficit);
     for (int32_t n = 0; n < s.nodes; ++n) {
       const int64_t net = n == x ? 0 : node_net(n);
-      if (net > 0) weigh_chain(n, home(e), e, Min(limit, net), best);
+      if (net > 0) weigh_chain(n, e, Min(limit, net), best);
     }
     if (best.receiver < 0) return false;
     add(e, best.receiver, best.covered);
@@ -427,6 +457,18 @@ struct State {
       done[r] = 0;
     }
     pieces = 0;
+    // The resident replicas first, as pieces holding no tokens yet (not in kFresh, for when they
+    // hold slots the plan needs); those still empty at the end are dropped.
+    for (int32_t i = 0; i < l.resident_count && trial != Trial::kFresh; ++i) {
+      const int32_t e = l.resident[2 * i], r = l.resident[2 * i + 1];
+      if (e < 0 || e >= s.experts || r < 0 || r >= s.ranks || r == home(e) || used[r] >= s.slots || held(r, e) >= 0) {
+        continue;
+      }
+      l.piece_expert[pieces] = e;
+      l.piece_rank[pieces] = r;
+      l.piece_tokens[pieces] = 0;
+      slot_piece[int64_t{r} * s.slots + used[r]++] = pieces++;
+    }
   }
 
   // A handoff inside h's node: h's whole surplus goes in one piece to a node-mate m (a hot one
@@ -471,8 +513,26 @@ struct State {
   // The transfer cost of the pieces placed.
   TAOT_HOST_DEVICE int64_t placed_cost() const {
     int64_t sum = 0;
-    for (int32_t p = 0; p < pieces; ++p) sum += cost(home(l.piece_expert[p]), l.piece_rank[p]);
+    for (int32_t p = 0; p < pieces; ++p) {
+      if (!resident(l.piece_expert[p], l.piece_rank[p])) sum += cost(home(l.piece_expert[p]), l.piece_rank[p]);
+    }
     return sum;
+  }
+
+  // Whether (e, r) is a resident replica (the list is canonical: a binary search).
+  TAOT_HOST_DEVICE bool resident(int32_t e, int32_t r) const {
+    int32_t lo = 0, hi = l.resident_count;
+    while (lo < hi) {
+      const int32_t mid = lo + (hi - lo) / 2;
+      const int32_t me = l.resident[2 * mid], mr = l.resident[2 * mid + 1];
+      if (me == e && mr == r) return true;
+      if (me < e || (me == e && mr < r)) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return false;
   }
 
   // Steps (0,) 1 and 2 of `trial` from every expert at home. Returns the most tokens a rank computes.
@@ -585,10 +645,12 @@ TAOT_HOST_DEVICE inline void PlanLayer(const Shape& s, const Layer& l, int tid, 
     int64_t* kept = w + 3 * int64_t{s.experts} + 6 * int64_t{s.ranks} + MaxPieces(s);
     int32_t kept_pieces = -1;
     int64_t kept_most = 0, kept_cost = 0;
-    const Trial trials[] = {Trial::kShed, Trial::kExportShortfall, Trial::kExportWhole, Trial::kWholeFirst,
-                            Trial::kDirect};
+    const Trial trials[] = {Trial::kShed,       Trial::kExportShortfall, Trial::kExportWhole,
+                            Trial::kWholeFirst, Trial::kFresh,           Trial::kDirect};
     for (Trial trial : trials) {
-      if (trial == Trial::kDirect && kept_most <= l.cap) break;
+      // The fallbacks run only when no trial before them met the cap, kFresh only with residents.
+      if ((trial == Trial::kDirect || trial == Trial::kFresh) && kept_most <= l.cap) break;
+      if (trial == Trial::kFresh && l.resident_count == 0) continue;
       st.trial = trial;
       const int64_t most = st.place(), cost = st.placed_cost();
       const bool met = most <= l.cap, kept_met = kept_pieces >= 0 && kept_most <= l.cap;
@@ -596,13 +658,15 @@ TAOT_HOST_DEVICE inline void PlanLayer(const Shape& s, const Layer& l, int tid, 
           kept_pieces < 0 || (met && !kept_met) ||
           (met == kept_met && (met ? cost < kept_cost : most < kept_most || (most == kept_most && cost < kept_cost)));
       if (!better) continue;
-      kept_pieces = st.pieces;
+      kept_pieces = 0;
       kept_most = most;
       kept_cost = cost;
       for (int32_t p = 0; p < st.pieces; ++p) {
-        kept[3 * p] = l.piece_expert[p];
-        kept[3 * p + 1] = l.piece_rank[p];
-        kept[3 * p + 2] = l.piece_tokens[p];
+        if (l.piece_tokens[p] == 0) continue;  // a resident replica this plan does not use
+        kept[3 * kept_pieces] = l.piece_expert[p];
+        kept[3 * kept_pieces + 1] = l.piece_rank[p];
+        kept[3 * kept_pieces + 2] = l.piece_tokens[p];
+        ++kept_pieces;
       }
     }
     for (int32_t p = 0; p < kept_pieces; ++p) {
