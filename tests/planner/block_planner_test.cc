@@ -1,12 +1,14 @@
 // taot-block's shared source (taot/planner/block_planner.h) on the CPU: a block of any number of
 // threads plans what one thread plans (its parallel part is integer sums over disjoint shares),
-// and the plan comes out in canonical order.
+// and the plan comes out in canonical order; and its quality, with taot as the yardstick.
 #include "taot/planner/block_planner.h"
 
 #include <gtest/gtest.h>
 
 #include "taot/planner/block_host.h"
 #include "taot/planner/load_stats.h"
+#include "taot/planner/registry.h"
+#include "taot/planner/scorecard.h"
 #include "taot/sim/case_generator.h"
 #include "taot/sim/workload_families.h"
 
@@ -42,6 +44,35 @@ TEST(BlockPlannerTest, AnyNumberOfThreadsPlansWhatOneThreadPlans) {
     replicated += !want.replicas.empty();
   }
   EXPECT_GE(replicated, 11) << "all but the uniform family need replicas at 2%";
+}
+
+// On every workload family at EP16 and EP32 (K = 2) and every target: taot-block meets each
+// target taot meets, and its mean transfer cost stays within 10% of taot's (measured: at most
+// 1.04x; tests/bench/planner_quality reports the wider grid, docs/planners.md).
+TEST(BlockPlannerTest, MeetsTheTargetsTaotMeetsAtNearlyItsCost) {
+  for (int ranks : {16, 32}) {
+    for (double target : {2.0, 5.0, 10.0}) {
+      double taot_cost = 0, block_cost = 0;
+      for (const sim::WorkloadFamily& family : sim::WorkloadFamilies(ranks)) {
+        sim::CaseOptions o;
+        o.ranks = ranks;
+        o.experts = 4 * ranks;
+        family.apply(o);
+        PlanRequest request = sim::GenerateCase(o).value().request;
+        request.target_imbalance_pct = target;
+        const Plan a = PlannerRegistry::BuiltIn().Create("taot").value()->MakePlan(request).value();
+        const Plan b = PlannerRegistry::BuiltIn().Create("taot-block").value()->MakePlan(request).value();
+        const Scorecard sa = Score(request, a, 0), sb = Score(request, b, 0);
+        if (sa.target_met) {
+          EXPECT_TRUE(sb.target_met) << "EP" << ranks << " " << family.name << " at " << target << "%";
+        }
+        EXPECT_EQ(b.target_missed, !sb.target_met) << "the plan says whether it met the target";
+        taot_cost += sa.weighted_cost;
+        block_cost += sb.weighted_cost;
+      }
+      EXPECT_LE(block_cost, 1.10 * taot_cost) << "EP" << ranks << " at " << target << "%";
+    }
+  }
 }
 
 }  // namespace
