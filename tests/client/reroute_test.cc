@@ -10,9 +10,13 @@
 #include "taot/client/layer_tables.h"
 #include "taot/client/plane_reroute.h"
 #include "taot/client/replica_moves.h"
+#include "taot/kernels/block_tables.h"
 #include "taot/kernels/reroute.h"
+#include "taot/planner/block_host.h"
+#include "taot/planner/load_stats.h"
 #include "taot/planner/registry.h"
 #include "taot/sim/case_generator.h"
+#include "taot/sim/workload_families.h"
 
 namespace taot::client {
 namespace {
@@ -290,6 +294,45 @@ TEST(RerouteTest, StagedTablesReachThePlaneOnlyWithTheUpload) {
   EXPECT_NE(tables.Stage(t, bad, o.experts, K).message().find("holds no replica"), std::string::npos);
   ASSERT_TRUE(tables.Upload().ok());
   EXPECT_EQ(destinations(tables), planned);
+}
+
+// The tables made from a taot-block plan where it lies (kernels/block_tables.h) are the ones the
+// client builds from the same plan as a Plan (RerouteTable::For), for every source rank, on every
+// workload family, K = 1 and 2.
+TEST(RerouteTest, TablesFromABlockPlanAreTheTablesOfItsPlan) {
+  for (int slots : {1, 2}) {
+    for (const sim::WorkloadFamily& family : sim::WorkloadFamilies(32)) {
+      sim::CaseOptions o;
+      o.ranks = 32;
+      o.experts = 128;
+      o.slots_per_rank = slots;
+      family.apply(o);
+      const PlanRequest request = sim::GenerateCase(o).value().request;
+      int64_t total = 0;
+      for (int r = 0; r < o.ranks; ++r) {
+        for (int64_t v : request.load.row(r)) total += v;
+      }
+      BlockHostLayer block;
+      block.Prepare(request.problem);
+      block.Plan(request.load, LoadCap(total, o.ranks, 2.0));
+      const Plan plan = block.ToPlan();
+      const auto most = static_cast<size_t>(block::MaxPieces(block.shape())) + 1;
+      std::vector<int32_t> begin(static_cast<size_t>(o.experts) + 1), rank(most), virtual_id(most), scratch(o.ranks);
+      std::vector<int64_t> end(most);
+      int32_t guests = -1;
+      for (int source = 0; source < o.ranks; ++source) {
+        kernels::BlockRouteTable(block.shape(), block.layer(), source,
+                                 {begin.data(), rank.data(), end.data(), virtual_id.data(), &guests}, scratch.data());
+        const RerouteTable want = RerouteTable::For(plan, o.ranks, o.experts, source, slots).value();
+        const std::string where = family.name + ", K " + std::to_string(slots) + ", source " + std::to_string(source);
+        ASSERT_EQ(guests, static_cast<int32_t>(want.guests.size())) << where;
+        EXPECT_EQ(std::vector<int32_t>(begin.begin(), begin.end()), want.offsets) << where;
+        EXPECT_EQ(std::vector<int32_t>(rank.begin(), rank.begin() + guests), want.guests) << where;
+        EXPECT_EQ(std::vector<int64_t>(end.begin(), end.begin() + guests), want.pair_end) << where;
+        EXPECT_EQ(std::vector<int32_t>(virtual_id.begin(), virtual_id.begin() + guests), want.virtual_id) << where;
+      }
+    }
+  }
 }
 
 TEST(RerouteTest, ATableRefusesAPlanThatOverfillsTheSlotsOrAssignsWithoutAReplica) {

@@ -3,6 +3,8 @@
 // loads (label `gpu`: skips without a device).
 #include "taot/kernels/plan_layers.h"
 
+#include "taot/kernels/block_tables.h"
+
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
@@ -24,6 +26,13 @@ using testing::DeviceArray;
 bool HaveDevice() {
   int n = 0;
   return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+// The first k values.
+template <typename T>
+std::vector<T> Head(std::vector<T> v, int32_t k) {
+  v.resize(static_cast<size_t>(k));
+  return v;
 }
 
 // One layer's arrays on the host: its load and cap in, the plan out.
@@ -98,16 +107,12 @@ struct DeviceLayer {
     const std::vector<int32_t> n = counts.Host();
     ASSERT_EQ(n, want.counts) << what;
     EXPECT_EQ(max_load.Host(), want.max_load) << what;
-    auto head = []<typename T>(std::vector<T> v, int32_t k) {
-      v.resize(static_cast<size_t>(k));
-      return v;
-    };
-    EXPECT_EQ(head(piece_expert.Host(), n[0]), head(want.piece_expert, n[0])) << what;
-    EXPECT_EQ(head(piece_rank.Host(), n[0]), head(want.piece_rank, n[0])) << what;
-    EXPECT_EQ(head(piece_tokens.Host(), n[0]), head(want.piece_tokens, n[0])) << what;
-    EXPECT_EQ(head(entry_piece.Host(), n[1]), head(want.entry_piece, n[1])) << what;
-    EXPECT_EQ(head(entry_source.Host(), n[1]), head(want.entry_source, n[1])) << what;
-    EXPECT_EQ(head(entry_tokens.Host(), n[1]), head(want.entry_tokens, n[1])) << what;
+    EXPECT_EQ(Head(piece_expert.Host(), n[0]), Head(want.piece_expert, n[0])) << what;
+    EXPECT_EQ(Head(piece_rank.Host(), n[0]), Head(want.piece_rank, n[0])) << what;
+    EXPECT_EQ(Head(piece_tokens.Host(), n[0]), Head(want.piece_tokens, n[0])) << what;
+    EXPECT_EQ(Head(entry_piece.Host(), n[1]), Head(want.entry_piece, n[1])) << what;
+    EXPECT_EQ(Head(entry_source.Host(), n[1]), Head(want.entry_source, n[1])) << what;
+    EXPECT_EQ(Head(entry_tokens.Host(), n[1]), Head(want.entry_tokens, n[1])) << what;
   }
   DeviceArray<int64_t> load;
   DeviceArray<int32_t> piece_expert, piece_rank, entry_piece, entry_source, counts;
@@ -185,6 +190,52 @@ TEST(PlanLayersCudaTest, EveryFamilyInOneLaunchIsTheCpusPlanBitForBit) {
       for (size_t i = 0; i < batch.host.size(); ++i) {
         batch.device[i]->ExpectEqual(batch.host[i], batch.names[i] + " at " + std::to_string(threads) + " threads");
       }
+    }
+  }
+}
+
+// A device plan's reroute tables made on the device (BlockRouteTablesCuda, one launch for all the
+// layers) are the CPU's from the CPU's plan, for a few source ranks.
+TEST(PlanLayersCudaTest, TablesFromTheDevicesPlansAreTheCpus) {
+  if (!HaveDevice()) GTEST_SKIP() << "no CUDA device";
+  Microbatch batch(2.0);
+  batch.PlanOnHost();
+  const auto count = static_cast<int32_t>(batch.host.size());
+  ASSERT_EQ(PlanLayersCuda(batch.device_shape, batch.layers->get(), count, nullptr), cudaSuccess);
+  const block::Shape& shape = batch.host_shape;
+  const auto most = static_cast<size_t>(block::MaxPieces(shape));
+  const auto experts = static_cast<size_t>(shape.experts) + 1;
+  for (int32_t rank : {0, 9, 63}) {
+    std::vector<std::unique_ptr<DeviceArray<int32_t>>> begin, guest, virtual_id, guests;
+    std::vector<std::unique_ptr<DeviceArray<int64_t>>> end;
+    std::vector<RouteArrays> outs;
+    for (int32_t i = 0; i < count; ++i) {
+      begin.push_back(std::make_unique<DeviceArray<int32_t>>(experts));
+      guest.push_back(std::make_unique<DeviceArray<int32_t>>(most));
+      end.push_back(std::make_unique<DeviceArray<int64_t>>(most));
+      virtual_id.push_back(std::make_unique<DeviceArray<int32_t>>(most));
+      guests.push_back(std::make_unique<DeviceArray<int32_t>>(size_t{1}));
+      outs.push_back({begin[i]->get(), guest[i]->get(), end[i]->get(), virtual_id[i]->get(), guests[i]->get()});
+    }
+    DeviceArray<RouteArrays> device_outs(outs);
+    DeviceArray<int32_t> scratch(static_cast<size_t>(count) * shape.ranks);
+    ASSERT_EQ(BlockRouteTablesCuda(batch.device_shape, batch.layers->get(), count, rank, device_outs.get(),
+                                   scratch.get(), nullptr),
+              cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    for (int32_t i = 0; i < count; ++i) {
+      std::vector<int32_t> want_begin(experts), want_guest(most), want_virtual(most), slot_scratch(shape.ranks);
+      std::vector<int64_t> want_end(most);
+      int32_t want_guests = -1;
+      BlockRouteTable(shape, batch.host[i].View(), rank,
+                      {want_begin.data(), want_guest.data(), want_end.data(), want_virtual.data(), &want_guests},
+                      slot_scratch.data());
+      const std::string what = batch.names[i] + ", source " + std::to_string(rank);
+      ASSERT_EQ(guests[i]->Host()[0], want_guests) << what;
+      EXPECT_EQ(begin[i]->Host(), want_begin) << what;
+      EXPECT_EQ(Head(guest[i]->Host(), want_guests), Head(want_guest, want_guests)) << what;
+      EXPECT_EQ(Head(end[i]->Host(), want_guests), Head(want_end, want_guests)) << what;
+      EXPECT_EQ(Head(virtual_id[i]->Host(), want_guests), Head(want_virtual, want_guests)) << what;
     }
   }
 }

@@ -44,6 +44,9 @@ class BlockHostLayer {
   taot::Plan ToPlan();
 
   const block::Shape& shape() const { return shape_; }
+  // The last plan's arrays (block_planner.h's Layer outputs), for what reads a block plan as it
+  // is (kernels/block_tables.h).
+  const block::Layer& layer() const { return layer_; }
   int64_t max_load() const { return max_load_; }
 
  private:
