@@ -40,12 +40,14 @@ TEXT_COLUMNS = {"planner", "mode", "scenario"}
 # `target` is a number or a word naming an auto variant (`auto`, `auto-step`).
 MIXED_COLUMNS = {"target"}
 
-PLANNER_ORDER = ("taot", "taot-auto", "taot-paper", "echo", "llep", "eplb", "eplb-fixed-home", "lplb", "none")
+PLANNER_ORDER = ("taot", "taot-auto", "taot-block", "taot-paper", "echo", "llep", "eplb", "eplb-fixed-home", "lplb",
+                 "none")
 TAOT_COLOUR = "#d62728"
 PLANNER_STYLE = {
     # colour, marker, line style
     "taot": (TAOT_COLOUR, "o", "-"),
     "taot-auto": ("#9467bd", "D", "--"),
+    "taot-block": (TAOT_COLOUR, "s", ":"),
     "taot-paper": ("#8c564b", "s", "-"),
     "echo": ("#1f77b4", "^", "-"),
     "llep": ("#2ca02c", "v", "-"),

@@ -98,7 +98,8 @@ class CliTest(unittest.TestCase):
 
     def test_every_planner_and_the_target_flag(self):
         names = [l.split()[0] for l in run("planners").stdout.splitlines() if not l.startswith(" ")]
-        self.assertEqual(names, ["taot", "taot-paper", "echo", "llep", "eplb", "eplb-fixed-home", "lplb", "none"])
+        self.assertEqual(names, ["taot", "taot-block", "taot-paper", "echo", "llep", "eplb", "eplb-fixed-home", "lplb",
+                                 "none"])
         for name in names:
             r = run("plan", "-i", self.case, "--planner", name)
             self.assertEqual(r.returncode, 0, r.stderr)
@@ -113,10 +114,10 @@ class CliTest(unittest.TestCase):
     def test_compare_table_and_json(self):
         r = run("compare", "-i", self.case)
         self.assertEqual(r.returncode, 0, r.stderr)
-        for name in ("taot", "taot-paper", "echo", "llep", "eplb", "eplb-fixed-home", "lplb", "none"):
+        for name in ("taot", "taot-block", "taot-paper", "echo", "llep", "eplb", "eplb-fixed-home", "lplb", "none"):
             self.assertIn(name, r.stdout)
         rows = [json.loads(l) for l in run("compare", "-i", self.case, "--json").stdout.splitlines()]
-        self.assertEqual(len(rows), 8)
+        self.assertEqual(len(rows), 9)
         self.assertEqual(rows[-1]["stats"]["weighted_cost"], 0)
 
     def test_gen_hits_the_imbalance_and_plans(self):

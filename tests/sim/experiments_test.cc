@@ -52,7 +52,7 @@ class ExperimentsTest : public ::testing::Test {
 
 TEST_F(ExperimentsTest, TheBuiltInsRunInTheRegistrysOrder) {
   ASSERT_TRUE(RunExperiment("imbalance", options_).ok());
-  EXPECT_EQ(PlannersOfFirstPoint(), (std::vector<std::string>{"taot", "taot-paper", "echo", "llep", "eplb",
+  EXPECT_EQ(PlannersOfFirstPoint(), (std::vector<std::string>{"taot", "taot-block", "taot-paper", "echo", "llep", "eplb",
                                                               "eplb-fixed-home", "lplb", "none"}));
 }
 
@@ -64,7 +64,7 @@ TEST_F(ExperimentsTest, ARegisteredPlannerJoinsTheComparison) {
                   .ok());
   options_.planners = &registry;
   ASSERT_TRUE(RunExperiment("imbalance", options_).ok());
-  EXPECT_EQ(PlannersOfFirstPoint(), (std::vector<std::string>{"taot", "taot-paper", "echo", "llep", "eplb",
+  EXPECT_EQ(PlannersOfFirstPoint(), (std::vector<std::string>{"taot", "taot-block", "taot-paper", "echo", "llep", "eplb",
                                                               "eplb-fixed-home", "lplb", "none", "extra"}));
 }
 
