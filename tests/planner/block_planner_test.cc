@@ -7,6 +7,7 @@
 
 #include "taot/planner/block_host.h"
 #include "taot/planner/load_stats.h"
+#include "taot/planner/plan_validator.h"
 #include "taot/planner/registry.h"
 #include "taot/planner/scorecard.h"
 #include "taot/sim/case_generator.h"
@@ -44,6 +45,27 @@ TEST(BlockPlannerTest, AnyNumberOfThreadsPlansWhatOneThreadPlans) {
     replicated += !want.replicas.empty();
   }
   EXPECT_GE(replicated, 11) << "all but the uniform family need replicas at 2%";
+}
+
+// Loads at the request's limit of 2^40 tokens an entry, with the largest link cost, take the
+// per-token comparisons' products (tokens x fixed-point cost) past 64 bits: they must stay exact
+// and the plans valid (the sanitizer row of CI catches an overflow).
+TEST(BlockPlannerTest, LoadsNearTheLimitsPlanValidly) {
+  for (const sim::WorkloadFamily& family : sim::WorkloadFamilies(16)) {
+    sim::CaseOptions o;
+    o.ranks = 16;
+    o.experts = 64;
+    o.inter_node_cost = 1e6;  // the largest cost `taot gen` allows
+    family.apply(o);
+    PlanRequest request = sim::GenerateCase(o).value().request;
+    for (int r = 0; r < o.ranks; ++r) {
+      for (int64_t& v : request.load.row(r)) v <<= 28;  // an entry is at most 4096 = 2^12 tokens
+    }
+    ASSERT_TRUE(ValidateRequest(request).ok());
+    const Plan plan = PlannerRegistry::BuiltIn().Create("taot-block").value()->MakePlan(request).value();
+    EXPECT_TRUE(ValidatePlan(request, plan).ok()) << family.name;
+    EXPECT_FALSE(plan.target_missed) << family.name;
+  }
 }
 
 // On every workload family at EP16 and EP32 (K = 2) and every target: taot-block meets each

@@ -52,8 +52,8 @@ class ExperimentsTest : public ::testing::Test {
 
 TEST_F(ExperimentsTest, TheBuiltInsRunInTheRegistrysOrder) {
   ASSERT_TRUE(RunExperiment("imbalance", options_).ok());
-  EXPECT_EQ(PlannersOfFirstPoint(), (std::vector<std::string>{"taot", "taot-block", "taot-paper", "echo", "llep", "eplb",
-                                                              "eplb-fixed-home", "lplb", "none"}));
+  EXPECT_EQ(PlannersOfFirstPoint(), (std::vector<std::string>{"taot", "taot-block", "taot-paper", "echo", "llep",
+                                                              "eplb", "eplb-fixed-home", "lplb", "none"}));
 }
 
 TEST_F(ExperimentsTest, ARegisteredPlannerJoinsTheComparison) {
@@ -64,8 +64,8 @@ TEST_F(ExperimentsTest, ARegisteredPlannerJoinsTheComparison) {
                   .ok());
   options_.planners = &registry;
   ASSERT_TRUE(RunExperiment("imbalance", options_).ok());
-  EXPECT_EQ(PlannersOfFirstPoint(), (std::vector<std::string>{"taot", "taot-block", "taot-paper", "echo", "llep", "eplb",
-                                                              "eplb-fixed-home", "lplb", "none", "extra"}));
+  EXPECT_EQ(PlannersOfFirstPoint(), (std::vector<std::string>{"taot", "taot-block", "taot-paper", "echo", "llep",
+                                                              "eplb", "eplb-fixed-home", "lplb", "none", "extra"}));
 }
 
 TEST_F(ExperimentsTest, ARegistryWithoutTheBaselineIsRefused) {

@@ -119,6 +119,16 @@ namespace detail {
 
 TAOT_HOST_DEVICE inline int64_t Min(int64_t a, int64_t b) { return a < b ? a : b; }
 
+// 128-bit integers (GCC, Clang and nvcc have them; __extension__: not ISO C++).
+__extension__ typedef __int128 Wide;
+
+// Compares cost a / covering a with cost b / covering b, exactly: -1, 0 or 1. The cross products
+// reach 2^52 tokens x 2^42 of fixed-point cost, so they are taken in 128 bits.
+TAOT_HOST_DEVICE inline int PerToken(int64_t cost_a, int64_t covered_a, int64_t cost_b, int64_t covered_b) {
+  const Wide x = static_cast<Wide>(cost_a) * covered_b, y = static_cast<Wide>(cost_b) * covered_a;
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
 // Sorts v[0, n) so that before(v[i], v[j]) for i < j (a strict total order): a heap sort, with no
 // allocation and no recursion, as device code wants.
 template <typename Before>
@@ -358,9 +368,9 @@ struct State {
     const int64_t cover = try_shed(b, amount, &shed_cost);
     if (cover <= 0) return;
     const int64_t c = transfer(e, b) + shed_cost;
-    if (best.receiver < 0 || c * best.covered < best.cost * cover ||
-        (c * best.covered == best.cost * cover &&
-         (cover > best.covered || (cover == best.covered && b < best.receiver)))) {
+    const int order = PerToken(c, cover, best.cost, best.covered);
+    if (best.receiver < 0 || order < 0 ||
+        (order == 0 && (cover > best.covered || (cover == best.covered && b < best.receiver)))) {
       best = {b, c, cover};
     }
   }
@@ -383,7 +393,7 @@ struct State {
     // kWholeFirst takes a direct piece that holds all of `want` over any chain (one slot).
     const bool whole = trial == Trial::kWholeFirst && direct >= 0 && room(direct) >= want;
     const bool chain =
-        !whole && receiver >= 0 && (direct < 0 || chain_cost * direct_covered < direct_cost * chain_covered);
+        !whole && receiver >= 0 && (direct < 0 || PerToken(chain_cost, chain_covered, direct_cost, direct_covered) < 0);
     if (chain) {
       add(e, receiver, chain_covered);
       shed_inside(receiver, s.node_of[receiver]);
