@@ -161,8 +161,8 @@ struct State {
   int64_t* home_left;   // [E] tokens of e its home still computes
   int64_t* load;        // [R] tokens rank r computes
   int64_t* used;        // [R] slots taken
-  int64_t* done;        // [R] a rank step 1 or 2 is finished with
-  int64_t* spare;       // [R] a rank's room, as candidates are counted
+  int64_t* done;        // [R] a rank (or, in step 0, a node) a step is finished with
+  int64_t* spare;       // [R] a direct cover's candidates; step 3's tokens left per source
   int64_t* slot_piece;  // [R x K] the piece in each taken slot
   int64_t* sim_room;    // [R] a chain's trial: the rooms,
   int64_t* sim_used;    // [R] the slots taken,
@@ -220,9 +220,6 @@ struct State {
     return best;
   }
 
-  // Rank h sheds its biggest experts into the room of node n's other ranks until it is under the
-  // cap or nothing fits: a piece that finishes the expert's share goes to the tightest room that
-  // holds it, otherwise to the roomiest. Returns the tokens moved.
   // Rank h's surplus into the room of ranks that already hold one of its experts (resident
   // replicas, or pieces this plan placed): it moves no weights. Pieces in the order placed.
   TAOT_HOST_DEVICE int64_t use_held(int32_t h) {
@@ -237,6 +234,10 @@ struct State {
     return moved;
   }
 
+  // Rank h sheds into the room of node n's other ranks until it is under the cap or nothing fits:
+  // first where its experts are held already (use_held), then its biggest experts, a piece that
+  // finishes the expert's share into the tightest room that holds it, otherwise the roomiest.
+  // Returns the tokens moved.
   TAOT_HOST_DEVICE int64_t shed_inside(int32_t h, int32_t n, bool whole_only = false) {
     int64_t moved = use_held(h);
     while (room(h) < 0) {
@@ -308,9 +309,10 @@ struct State {
     return first;
   }
 
-  // What shed_inside(b, node of b) would do once b takes `extra` more tokens, tried on copies:
-  // the tokens of `extra` it makes room for, and the cost of its pieces. (A trial piece is always
-  // a new slot, where a real one may join a replica the mate holds: the real shed does no worse.)
+  // What shedding b into its node-mates' room makes room for once b takes `extra` more tokens,
+  // tried on copies: the tokens of `extra` covered, and the cost of the pieces. An estimate of
+  // shed_inside(b, node of b), which may choose other rooms (it first uses ranks that hold b's
+  // experts already); what the real shed leaves over the cap, step 2 sheds later.
   TAOT_HOST_DEVICE int64_t try_shed(int32_t b, int64_t extra, int64_t* cost_out) {
     const int32_t n = s.node_of[b], first = b * per_rank();
     for (int32_t i = s.node_start[n]; i < s.node_start[n + 1]; ++i) {
