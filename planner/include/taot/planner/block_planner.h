@@ -555,8 +555,12 @@ struct State {
       // Step 1: inside the nodes, the hottest rank first (kWholeFirst: only whole surpluses).
       shed_inside_all(trial == Trial::kWholeFirst);
       // Step 2: across nodes, the hottest rank first, until every rank is under the cap or stuck.
+      // kDirect finishes each rank before the next, so that the roomiest ranks go to one hot rank
+      // whole and only its last piece leaves a room part-filled (with one slot, that room is lost).
       for (int32_t h = hottest(); h >= 0; h = hottest()) {
-        if (!cross_once(h)) done[h] = 1;
+        bool moved = cross_once(h);
+        while (trial == Trial::kDirect && moved && room(h) < 0) moved = cross_once(h);
+        if (!moved) done[h] = 1;
       }
       for (int32_t r = 0; r < s.ranks; ++r) done[r] = 0;
       // What crossing left, inside the nodes after all.
