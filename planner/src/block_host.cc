@@ -1,7 +1,9 @@
 #include "taot/planner/block_host.h"
 
 #include <algorithm>
+#include <barrier>
 #include <cmath>
+#include <thread>
 
 namespace taot {
 
@@ -38,6 +40,7 @@ void BlockHostLayer::Prepare(const std::shared_ptr<const Problem>& problem) {
   entry_source_.reset(new int32_t[entries]);
   entry_tokens_.reset(new int64_t[entries]);
   scratch_.resize(static_cast<size_t>(block::ScratchWords(shape_)));
+  scratch32_.resize(static_cast<size_t>(block::Scratch32Words(shape_)));
   layer_.piece_expert = piece_expert_.data();
   layer_.piece_rank = piece_rank_.data();
   layer_.piece_tokens = piece_tokens_.data();
@@ -47,6 +50,7 @@ void BlockHostLayer::Prepare(const std::shared_ptr<const Problem>& problem) {
   layer_.counts = counts_;
   layer_.max_load = &max_load_;
   layer_.scratch = scratch_.data();
+  layer_.scratch32 = scratch32_.data();
 }
 
 void BlockHostLayer::Plan(const LoadMatrix& load, int64_t cap, std::span<const Replica> resident, int threads) {
@@ -61,7 +65,25 @@ void BlockHostLayer::Plan(const LoadMatrix& load, int64_t cap, std::span<const R
   }
   layer_.resident = resident_.data();
   layer_.resident_count = static_cast<int32_t>(sorted.size());
-  for (int tid = threads - 1; tid >= 0; --tid) block::PlanLayer(shape_, layer_, tid, threads);
+  if (threads <= 1) {
+    block::PlanLayer(shape_, layer_, 0, 1);
+    return;
+  }
+  // A block of `threads` threads, as on a device: each with the block's barrier.
+  struct Barrier final : block::HostBarrier {
+    explicit Barrier(int n) : barrier(n) {}
+    void Wait() override { barrier.arrive_and_wait(); }
+    std::barrier<> barrier;
+  } barrier(threads);
+  auto run = [&](int tid) {
+    block::host_barrier = &barrier;
+    block::PlanLayer(shape_, layer_, tid, threads);
+    block::host_barrier = nullptr;
+  };
+  std::vector<std::thread> others;
+  for (int tid = 1; tid < threads; ++tid) others.emplace_back(run, tid);
+  run(0);
+  for (std::thread& t : others) t.join();
 }
 
 taot::Plan BlockHostLayer::ToPlan() {

@@ -218,17 +218,19 @@ void BenchPlanner(int repeats, cudaStream_t stream) {
     Check(cudaMemcpy(load, request.load.row(0).data(), loads * 8, cudaMemcpyHostToDevice), "copy");
     const auto pieces = static_cast<size_t>(taot::block::MaxPieces(shape));
     const auto entries = static_cast<size_t>(taot::block::MaxEntries(shape));
-    layers[i] = {.load = load,
-                 .cap = taot::LoadCap(total, R, 2.0),
-                 .piece_expert = static_cast<int32_t*>(Alloc(pieces * 4)),
-                 .piece_rank = static_cast<int32_t*>(Alloc(pieces * 4)),
-                 .piece_tokens = static_cast<int64_t*>(Alloc(pieces * 8)),
-                 .entry_piece = static_cast<int32_t*>(Alloc(entries * 4)),
-                 .entry_source = static_cast<int32_t*>(Alloc(entries * 4)),
-                 .entry_tokens = static_cast<int64_t*>(Alloc(entries * 8)),
-                 .counts = static_cast<int32_t*>(Alloc(8)),
-                 .max_load = static_cast<int64_t*>(Alloc(8)),
-                 .scratch = static_cast<int64_t*>(Alloc(static_cast<size_t>(taot::block::ScratchWords(shape)) * 8))};
+    layers[i] = {
+        .load = load,
+        .cap = taot::LoadCap(total, R, 2.0),
+        .piece_expert = static_cast<int32_t*>(Alloc(pieces * 4)),
+        .piece_rank = static_cast<int32_t*>(Alloc(pieces * 4)),
+        .piece_tokens = static_cast<int64_t*>(Alloc(pieces * 8)),
+        .entry_piece = static_cast<int32_t*>(Alloc(entries * 4)),
+        .entry_source = static_cast<int32_t*>(Alloc(entries * 4)),
+        .entry_tokens = static_cast<int64_t*>(Alloc(entries * 8)),
+        .counts = static_cast<int32_t*>(Alloc(8)),
+        .max_load = static_cast<int64_t*>(Alloc(8)),
+        .scratch = static_cast<int64_t*>(Alloc(static_cast<size_t>(taot::block::ScratchWords(shape)) * 8)),
+        .scratch32 = static_cast<int32_t*>(Alloc(static_cast<size_t>(taot::block::Scratch32Words(shape)) * 4))};
   }
   auto* d_layers = static_cast<taot::block::Layer*>(Alloc(layers.size() * sizeof(taot::block::Layer)));
   Check(cudaMemcpy(d_layers, layers.data(), layers.size() * sizeof(taot::block::Layer), cudaMemcpyHostToDevice),

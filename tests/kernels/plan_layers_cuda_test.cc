@@ -41,6 +41,7 @@ struct HostLayer {
   int64_t cap = 0;
   std::vector<int32_t> piece_expert, piece_rank, entry_piece, entry_source, counts;
   std::vector<int64_t> piece_tokens, entry_tokens, max_load, scratch;
+  std::vector<int32_t> scratch32;
 
   HostLayer(const block::Shape& shape, const PlanRequest& request, double target) {
     for (int r = 0; r < request.ranks(); ++r)
@@ -59,6 +60,7 @@ struct HostLayer {
     counts.assign(2, -1);
     max_load.assign(1, -1);
     scratch.assign(static_cast<size_t>(block::ScratchWords(shape)), -1);
+    scratch32.assign(static_cast<size_t>(block::Scratch32Words(shape)), -1);
   }
   block::Layer View() {
     return {.load = load.data(),
@@ -71,7 +73,8 @@ struct HostLayer {
             .entry_tokens = entry_tokens.data(),
             .counts = counts.data(),
             .max_load = max_load.data(),
-            .scratch = scratch.data()};
+            .scratch = scratch.data(),
+            .scratch32 = scratch32.data()};
   }
 };
 
@@ -88,6 +91,7 @@ struct DeviceLayer {
         entry_tokens(h.entry_tokens),
         max_load(h.max_load),
         scratch(h.scratch),
+        scratch32(h.scratch32),
         cap(h.cap) {}
   block::Layer View() {
     return {.load = load.get(),
@@ -100,7 +104,8 @@ struct DeviceLayer {
             .entry_tokens = entry_tokens.get(),
             .counts = counts.get(),
             .max_load = max_load.get(),
-            .scratch = scratch.get()};
+            .scratch = scratch.get(),
+            .scratch32 = scratch32.get()};
   }
   // Expects the device's plan to be the host's: the counts, then every array up to them.
   void ExpectEqual(const HostLayer& want, const std::string& what) const {
@@ -117,6 +122,7 @@ struct DeviceLayer {
   DeviceArray<int64_t> load;
   DeviceArray<int32_t> piece_expert, piece_rank, entry_piece, entry_source, counts;
   DeviceArray<int64_t> piece_tokens, entry_tokens, max_load, scratch;
+  DeviceArray<int32_t> scratch32;
   int64_t cap;
 };
 

@@ -1,5 +1,6 @@
 // taot-block's shared source (taot/planner/block_planner.h) on the CPU: a block of any number of
-// threads plans what one thread plans (its parallel part is integer sums over disjoint shares),
+// threads (threads of this process at the block's barriers) plans what one thread plans (the sums
+// are over disjoint shares, the trials in separate parts of the scratch),
 // and the plan comes out in canonical order; and its quality, with taot as the yardstick.
 #include "taot/planner/block_planner.h"
 

@@ -35,9 +35,9 @@ class BlockHostLayer {
   // that no other problem can take its address).
   void Prepare(const std::shared_ptr<const Problem>& problem);
   // Plans `load` (the prepared problem's R x E) to at most `cap` tokens per rank, reusing the
-  // `resident` replicas for free, as a block of `threads` threads does: threads 1.. first, then
-  // thread 0 (the others only sum their share before the first barrier), so any thread count must
-  // give the plan one thread gives.
+  // `resident` replicas for free, as a block of `threads` threads does: more than one are threads
+  // of this process meeting at the block's barriers, as a device's do, and any count must give
+  // the plan one thread gives.
   void Plan(const LoadMatrix& load, int64_t cap, std::span<const Replica> resident = {}, int threads = 1);
   // The last plan, in canonical order (as Canonicalize leaves it); target_missed when a rank ends
   // above the cap.
@@ -56,6 +56,7 @@ class BlockHostLayer {
   block::Layer layer_;
   std::vector<int32_t> piece_expert_, piece_rank_;
   std::vector<int64_t> piece_tokens_, scratch_;
+  std::vector<int32_t> scratch32_;
   std::unique_ptr<int32_t[]> entry_piece_, entry_source_;
   std::unique_ptr<int64_t[]> entry_tokens_;
   std::vector<int64_t> by_source_;  // ToPlan's counting sort

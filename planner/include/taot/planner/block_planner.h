@@ -15,8 +15,9 @@
 // 2. What is left crosses nodes: for each hot rank's biggest expert, direct pieces into the
 //    roomiest ranks of other nodes or a chain, the cheaper per token covered.
 // A layer is placed by several trials of these steps (Trial: with or without step 0, whole
-//    surpluses first for few slots, direct pieces only), and the cheapest plan that meets the
-//    cap is kept (else the one with the lowest most load). Then:
+//    surpluses first for few slots, direct pieces only), side by side on a device (one per warp,
+//    each in its own part of the scratch), and the cheapest plan that meets the cap is kept
+//    (else the one with the lowest most load). Then:
 // 3. Every replica's tokens are taken from its sources nearest first: the guest itself, its
 //    node, then the rest, the home's own tokens last.
 //
@@ -71,10 +72,18 @@ TAOT_HOST_DEVICE inline int32_t IndexNodes(int32_t ranks, const int32_t* node_of
 // (each entry finishes a guest's share or a source's tokens: at most R K + R K R of them).
 TAOT_HOST_DEVICE inline int64_t MaxPieces(const Shape& s) { return int64_t{s.ranks} * s.slots; }
 TAOT_HOST_DEVICE inline int64_t MaxEntries(const Shape& s) { return MaxPieces(s) * (int64_t{s.ranks} + 1); }
-// int64 words of scratch a layer needs.
-TAOT_HOST_DEVICE inline int64_t ScratchWords(const Shape& s) {
-  return 3 * int64_t{s.experts} + 6 * int64_t{s.ranks} + 4 * MaxPieces(s);
+// The trials a layer is placed by (Trial), each in its own part of the scratch, so that a
+// device runs them side by side, one warp each.
+inline constexpr int32_t kTrials = 6;
+// int64 words of one trial's part, and of the scratch a layer needs (the expert totals, each
+// trial's result, each trial's part); and the int32 words of its pieces' experts and ranks.
+TAOT_HOST_DEVICE inline int64_t TrialWords(const Shape& s) {
+  return int64_t{s.experts} + 6 * int64_t{s.ranks} + s.experts / s.ranks + 2 * MaxPieces(s);
 }
+TAOT_HOST_DEVICE inline int64_t ScratchWords(const Shape& s) {
+  return int64_t{s.experts} + 3 * kTrials + kTrials * TrialWords(s);
+}
+TAOT_HOST_DEVICE inline int64_t Scratch32Words(const Shape& s) { return kTrials * 2 * MaxPieces(s); }
 
 // One layer's input, output and scratch (all in the memory of whoever runs it).
 struct Layer {
@@ -95,13 +104,21 @@ struct Layer {
   // Out: counts, and the most tokens a rank computes under the plan.
   int32_t* counts = nullptr;  // [2]: pieces, entries
   int64_t* max_load = nullptr;
-  int64_t* scratch = nullptr;  // [ScratchWords]
+  int64_t* scratch = nullptr;    // [ScratchWords]
+  int32_t* scratch32 = nullptr;  // [Scratch32Words]
 };
 
 #if defined(__CUDA_ARCH__)
 #define TAOT_BLOCK_SYNC() __syncthreads()
 #else
-#define TAOT_BLOCK_SYNC() ((void)0)
+// On the host a block's threads are threads of the process (BlockHostLayer::Plan), each with the
+// block's barrier; a block of one thread has none.
+struct HostBarrier {
+  virtual ~HostBarrier() = default;
+  virtual void Wait() = 0;
+};
+inline thread_local HostBarrier* host_barrier = nullptr;
+#define TAOT_BLOCK_SYNC() (::taot::block::host_barrier != nullptr ? ::taot::block::host_barrier->Wait() : (void)0)
 #endif
 
 // The ways a layer is placed; PlanLayer keeps the cheapest that meets the cap.
@@ -167,6 +184,9 @@ struct State {
   int64_t* sim_room;    // [R] a chain's trial: the rooms,
   int64_t* sim_used;    // [R] the slots taken,
   int64_t* sim_left;    // [E / R] and the receiver's experts' tokens at home
+  int32_t* pe;          // [R x K] the pieces: expert,
+  int32_t* pr;          // [R x K] guest rank,
+  int64_t* pt;          // [R x K] and tokens
   int32_t pieces = 0;
   Trial trial = Trial::kShed;
 
@@ -182,7 +202,7 @@ struct State {
   TAOT_HOST_DEVICE int32_t held(int32_t r, int32_t e) const {
     for (int64_t j = 0; j < used[r]; ++j) {
       const auto p = static_cast<int32_t>(slot_piece[int64_t{r} * s.slots + j]);
-      if (l.piece_expert[p] == e) return p;
+      if (pe[p] == e) return p;
     }
     return -1;
   }
@@ -193,12 +213,12 @@ struct State {
     int32_t p = held(r, e);
     if (p < 0) {
       p = pieces++;
-      l.piece_expert[p] = e;
-      l.piece_rank[p] = r;
-      l.piece_tokens[p] = 0;
+      pe[p] = e;
+      pr[p] = r;
+      pt[p] = 0;
       slot_piece[int64_t{r} * s.slots + used[r]++] = p;
     }
-    l.piece_tokens[p] += tokens;
+    pt[p] += tokens;
     home_left[e] -= tokens;
     load[home(e)] -= tokens;
     load[r] += tokens;
@@ -225,7 +245,7 @@ struct State {
   TAOT_HOST_DEVICE int64_t use_held(int32_t h) {
     int64_t moved = 0;
     for (int32_t p = 0; p < pieces && room(h) < 0; ++p) {
-      const int32_t e = l.piece_expert[p], g = l.piece_rank[p];
+      const int32_t e = pe[p], g = pr[p];
       if (home(e) != h || room(g) <= 0 || home_left[e] <= 0) continue;
       const int64_t tokens = Min(Min(-room(h), home_left[e]), room(g));
       add(e, g, tokens);
@@ -476,9 +496,9 @@ struct State {
       if (e < 0 || e >= s.experts || r < 0 || r >= s.ranks || r == home(e) || used[r] >= s.slots || held(r, e) >= 0) {
         continue;
       }
-      l.piece_expert[pieces] = e;
-      l.piece_rank[pieces] = r;
-      l.piece_tokens[pieces] = 0;
+      pe[pieces] = e;
+      pr[pieces] = r;
+      pt[pieces] = 0;
       slot_piece[int64_t{r} * s.slots + used[r]++] = pieces++;
     }
   }
@@ -526,7 +546,7 @@ struct State {
   TAOT_HOST_DEVICE int64_t placed_cost() const {
     int64_t sum = 0;
     for (int32_t p = 0; p < pieces; ++p) {
-      if (!resident(l.piece_expert[p], l.piece_rank[p])) sum += cost(home(l.piece_expert[p]), l.piece_rank[p]);
+      if (!resident(pe[p], pr[p])) sum += cost(home(pe[p]), pr[p]);
     }
     return sum;
   }
@@ -630,78 +650,103 @@ TAOT_HOST_DEVICE inline int32_t SplitExpert(const Shape& s, const Layer& l, int3
 
 }  // namespace detail
 
+namespace detail {
+
+// Trial t's state over its parts of the scratch.
+TAOT_HOST_DEVICE inline State TrialState(const Shape& s, const Layer& l, int32_t t) {
+  const int64_t E = s.experts, R = s.ranks, P = s.experts / s.ranks, K = MaxPieces(s);
+  int64_t* w = l.scratch + E + 3 * kTrials + t * TrialWords(s);
+  int32_t* w32 = l.scratch32 + 2 * K * t;
+  return State{s,
+               l,
+               l.scratch,
+               w,
+               w + E,
+               w + E + R,
+               w + E + 2 * R,
+               w + E + 3 * R,
+               w + E + 4 * R,
+               w + E + 4 * R + K,
+               w + E + 5 * R + K,
+               w + E + 6 * R + K,
+               w32,
+               w32 + K,
+               w + E + 6 * R + K + P};
+}
+
+}  // namespace detail
+
 // Plans one layer. Call it from every thread of a block (tid in [0, threads)) with the same
 // arguments; on the CPU, once with tid 0 and threads 1.
 TAOT_HOST_DEVICE inline void PlanLayer(const Shape& s, const Layer& l, int tid, int threads) {
-  int64_t* w = l.scratch;
-  detail::State st{s,
-                   l,
-                   w,
-                   w + s.experts,
-                   w + 2 * int64_t{s.experts},
-                   w + 2 * int64_t{s.experts} + s.ranks,
-                   w + 2 * int64_t{s.experts} + 2 * int64_t{s.ranks},
-                   w + 2 * int64_t{s.experts} + 3 * int64_t{s.ranks},
-                   w + 2 * int64_t{s.experts} + 4 * int64_t{s.ranks},
-                   w + 2 * int64_t{s.experts} + 4 * int64_t{s.ranks} + MaxPieces(s),
-                   w + 2 * int64_t{s.experts} + 5 * int64_t{s.ranks} + MaxPieces(s),
-                   w + 2 * int64_t{s.experts} + 6 * int64_t{s.ranks} + MaxPieces(s)};
-  // Expert totals: integer sums, the same in any order.
-  // Rows outer: on a device the threads read a row's consecutive entries (coalesced), on the CPU
-  // the rows stream through the cache.
-  for (int32_t e = tid; e < s.experts; e += threads) st.total[e] = 0;
+  int64_t* total = l.scratch;
+  int64_t* result = l.scratch + s.experts;  // per trial: most load, cost, pieces (-1: not run)
+  // Expert totals: integer sums, the same in any order. Rows outer: on a device the threads read
+  // a row's consecutive entries (coalesced), on the CPU the rows stream through the cache.
+  for (int32_t e = tid; e < s.experts; e += threads) total[e] = 0;
   for (int32_t r = 0; r < s.ranks; ++r) {
     const int64_t* row = l.load + int64_t{r} * s.experts;
-    for (int32_t e = tid; e < s.experts; e += threads) st.total[e] += row[e];
+    for (int32_t e = tid; e < s.experts; e += threads) total[e] += row[e];
+  }
+  TAOT_BLOCK_SYNC();
+  // The trials, trial t by thread 32 t (the first of a warp) where the block has it, else by the
+  // thread 32 t wraps to. The fallbacks (kFresh, kDirect) count only where no trial before them
+  // met the cap, so a thread skips them after a trial of its own met it; kFresh runs only with
+  // resident replicas.
+  const Trial trials[kTrials] = {Trial::kShed,       Trial::kExportShortfall, Trial::kExportWhole,
+                                 Trial::kWholeFirst, Trial::kFresh,           Trial::kDirect};
+  bool met_before = false;  // a trial this thread ran met the cap: a fallback after it would not count
+  for (int32_t t = 0; t < kTrials; ++t) {
+    if ((t * 32) % threads != tid) continue;
+    result[3 * t + 2] = -1;
+    const bool fallback = trials[t] == Trial::kFresh || trials[t] == Trial::kDirect;
+    if ((fallback && met_before) || (trials[t] == Trial::kFresh && l.resident_count == 0)) continue;
+    detail::State st = detail::TrialState(s, l, t);
+    st.trial = trials[t];
+    result[3 * t] = st.place();
+    result[3 * t + 1] = st.placed_cost();
+    result[3 * t + 2] = st.pieces;
+    met_before = met_before || result[3 * t] <= l.cap;
   }
   TAOT_BLOCK_SYNC();
   if (tid == 0) {
-    // The trials, the cheapest that meets the cap kept (else the lowest most load, then the
-    // cheapest; ties to the earlier): its pieces are set aside in kept[] while the others run.
-    int64_t* kept = w + 3 * int64_t{s.experts} + 6 * int64_t{s.ranks} + MaxPieces(s);
-    int32_t kept_pieces = -1;
-    int64_t kept_most = 0, kept_cost = 0;
-    const Trial trials[] = {Trial::kShed,       Trial::kExportShortfall, Trial::kExportWhole,
-                            Trial::kWholeFirst, Trial::kFresh,           Trial::kDirect};
-    for (Trial trial : trials) {
-      // The fallbacks run only when no trial before them met the cap, kFresh only with residents.
-      if ((trial == Trial::kDirect || trial == Trial::kFresh) && kept_most <= l.cap) break;
-      if (trial == Trial::kFresh && l.resident_count == 0) continue;
-      st.trial = trial;
-      const int64_t most = st.place(), cost = st.placed_cost();
-      const bool met = most <= l.cap, kept_met = kept_pieces >= 0 && kept_most <= l.cap;
+    // The cheapest trial that meets the cap (else the lowest most load, then the cheapest; ties
+    // to the earlier); the fallbacks only when none before them met it.
+    int32_t kept = -1;
+    for (int32_t t = 0; t < kTrials; ++t) {
+      if (result[3 * t + 2] < 0) continue;
+      const int64_t most = result[3 * t], cost = result[3 * t + 1];
+      const bool met = most <= l.cap, kept_met = kept >= 0 && result[3 * kept] <= l.cap;
+      const bool fallback = trials[t] == Trial::kFresh || trials[t] == Trial::kDirect;
+      if (fallback && kept_met) continue;
+      const int64_t kept_most = kept >= 0 ? result[3 * kept] : 0, kept_cost = kept >= 0 ? result[3 * kept + 1] : 0;
       const bool better =
-          kept_pieces < 0 || (met && !kept_met) ||
+          kept < 0 || (met && !kept_met) ||
           (met == kept_met && (met ? cost < kept_cost : most < kept_most || (most == kept_most && cost < kept_cost)));
-      if (!better) continue;
-      kept_pieces = 0;
-      kept_most = most;
-      kept_cost = cost;
-      for (int32_t p = 0; p < st.pieces; ++p) {
-        if (l.piece_tokens[p] == 0) continue;  // a resident replica this plan does not use
-        kept[3 * kept_pieces] = l.piece_expert[p];
-        kept[3 * kept_pieces + 1] = l.piece_rank[p];
-        kept[3 * kept_pieces + 2] = l.piece_tokens[p];
-        ++kept_pieces;
-      }
+      if (better) kept = t;
     }
-    for (int32_t p = 0; p < kept_pieces; ++p) {
-      l.piece_expert[p] = static_cast<int32_t>(kept[3 * p]);
-      l.piece_rank[p] = static_cast<int32_t>(kept[3 * p + 1]);
-      l.piece_tokens[p] = kept[3 * p + 2];
+    const detail::State st = detail::TrialState(s, l, kept);
+    int32_t pieces = 0;
+    for (int64_t p = 0; p < result[3 * kept + 2]; ++p) {
+      if (st.pt[p] == 0) continue;  // a resident replica this plan does not use
+      l.piece_expert[pieces] = st.pe[p];
+      l.piece_rank[pieces] = st.pr[p];
+      l.piece_tokens[pieces] = st.pt[p];
+      ++pieces;
     }
-    detail::SortPieces(l, kept_pieces);
-    *l.max_load = kept_most;
-    l.counts[0] = kept_pieces;
+    detail::SortPieces(l, pieces);
+    *l.max_load = result[3 * kept];
+    l.counts[0] = pieces;
   }
   TAOT_BLOCK_SYNC();
-  // Step 3, expert by expert (thread 0: entries go out in piece order).
+  // Step 3, expert by expert (thread 0: entries go out in piece order), its scratch trial 0's.
   if (tid == 0) {
+    int64_t* left = detail::TrialState(s, l, 0).spare;
     int32_t entries = 0;
     for (int32_t first = 0; first < l.counts[0];) {
       int32_t last = first + 1;
       while (last < l.counts[0] && l.piece_expert[last] == l.piece_expert[first]) ++last;
-      entries += detail::SplitExpert(s, l, first, last, st.spare, entries);
+      entries += detail::SplitExpert(s, l, first, last, left, entries);
       first = last;
     }
     l.counts[1] = entries;
