@@ -197,6 +197,7 @@ void BenchPlanner(int repeats, cudaStream_t stream) {
     o.experts = 256;
     family.apply(o);
     requests.push_back(taot::sim::GenerateCase(o).value().request);
+    requests.back().target_imbalance_pct = 2.0;
   }
   const taot::BlockShapeArrays arrays(*requests.front().problem);
   const int R = arrays.shape.ranks;
@@ -248,10 +249,7 @@ void BenchPlanner(int repeats, cudaStream_t stream) {
     std::vector<double> per_layer;
     for (int i = 0; i < repeats; ++i) {
       const auto start = std::chrono::steady_clock::now();
-      for (taot::PlanRequest request : requests) {
-        request.target_imbalance_pct = 2.0;
-        (void)planner->MakePlan(request);
-      }
+      for (const taot::PlanRequest& request : requests) (void)planner->MakePlan(request);
       per_layer.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
                           static_cast<double>(requests.size()));
     }
