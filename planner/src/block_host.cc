@@ -56,15 +56,15 @@ void BlockHostLayer::Prepare(const std::shared_ptr<const Problem>& problem) {
 void BlockHostLayer::Plan(const LoadMatrix& load, int64_t cap, std::span<const Replica> resident, int threads) {
   layer_.load = load.row(0).data();
   layer_.cap = cap;
-  std::vector<Replica> sorted(resident.begin(), resident.end());
-  std::sort(sorted.begin(), sorted.end());
+  sorted_resident_.assign(resident.begin(), resident.end());
+  std::sort(sorted_resident_.begin(), sorted_resident_.end());
   resident_.clear();
-  for (const Replica& r : sorted) {
+  for (const Replica& r : sorted_resident_) {
     resident_.push_back(r.expert);
     resident_.push_back(r.rank);
   }
   layer_.resident = resident_.data();
-  layer_.resident_count = static_cast<int32_t>(sorted.size());
+  layer_.resident_count = static_cast<int32_t>(sorted_resident_.size());
   if (threads <= 1) {
     block::PlanLayer(shape_, layer_, 0, 1);
     return;

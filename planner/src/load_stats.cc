@@ -5,6 +5,12 @@
 
 namespace taot {
 
+int64_t TotalTokens(const LoadMatrix& load) {
+  int64_t total = 0;
+  for (const int64_t v : load.data()) total += v;
+  return total;
+}
+
 // Integer sums are exact in any order, so a wider vector unit changes nothing but the time; GCC
 // picks the AVX2 clone at load time where the CPU has it.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)

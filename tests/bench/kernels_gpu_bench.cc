@@ -211,17 +211,13 @@ void BenchPlanner(int repeats, cudaStream_t stream) {
   std::vector<taot::block::Layer> layers(kLayers);
   for (int i = 0; i < kLayers; ++i) {
     const taot::PlanRequest& request = requests[static_cast<size_t>(i) % requests.size()];
-    int64_t total = 0;
-    for (int r = 0; r < R; ++r) {
-      for (int64_t v : request.load.row(r)) total += v;
-    }
     auto* load = static_cast<int64_t*>(Alloc(loads * 8));
     Check(cudaMemcpy(load, request.load.row(0).data(), loads * 8, cudaMemcpyHostToDevice), "copy");
     const auto pieces = static_cast<size_t>(taot::block::MaxPieces(shape));
     const auto entries = static_cast<size_t>(taot::block::MaxEntries(shape));
     layers[i] = {
         .load = load,
-        .cap = taot::LoadCap(total, R, 2.0),
+        .cap = taot::LoadCap(taot::TotalTokens(request.load), R, 2.0),
         .piece_expert = static_cast<int32_t*>(Alloc(pieces * 4)),
         .piece_rank = static_cast<int32_t*>(Alloc(pieces * 4)),
         .piece_tokens = static_cast<int64_t*>(Alloc(pieces * 8)),

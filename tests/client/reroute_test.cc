@@ -308,13 +308,9 @@ TEST(RerouteTest, TablesFromABlockPlanAreTheTablesOfItsPlan) {
       o.slots_per_rank = slots;
       family.apply(o);
       const PlanRequest request = sim::GenerateCase(o).value().request;
-      int64_t total = 0;
-      for (int r = 0; r < o.ranks; ++r) {
-        for (int64_t v : request.load.row(r)) total += v;
-      }
       BlockHostLayer block;
       block.Prepare(request.problem);
-      block.Plan(request.load, LoadCap(total, o.ranks, 2.0));
+      block.Plan(request.load, LoadCap(TotalTokens(request.load), o.ranks, 2.0));
       const Plan plan = block.ToPlan();
       const auto most = static_cast<size_t>(block::MaxPieces(block.shape())) + 1;
       std::vector<int32_t> begin(static_cast<size_t>(o.experts) + 1), rank(most), virtual_id(most), scratch(o.ranks);

@@ -44,11 +44,8 @@ struct HostLayer {
   std::vector<int32_t> scratch32;
 
   HostLayer(const block::Shape& shape, const PlanRequest& request, double target) {
-    for (int r = 0; r < request.ranks(); ++r)
-      load.insert(load.end(), request.load.row(r).begin(), request.load.row(r).end());
-    int64_t total = 0;
-    for (int64_t v : load) total += v;
-    cap = LoadCap(total, request.ranks(), target);
+    load = request.load.data();
+    cap = LoadCap(TotalTokens(request.load), request.ranks(), target);
     const auto pieces = static_cast<size_t>(block::MaxPieces(shape)),
                entries = static_cast<size_t>(block::MaxEntries(shape));
     piece_expert.assign(pieces, -1);

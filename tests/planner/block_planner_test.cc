@@ -25,11 +25,7 @@ TEST(BlockPlannerTest, AnyNumberOfThreadsPlansWhatOneThreadPlans) {
     o.experts = 128;
     family.apply(o);
     const PlanRequest request = sim::GenerateCase(o).value().request;
-    int64_t total = 0;
-    for (int r = 0; r < request.ranks(); ++r) {
-      for (int64_t v : request.load.row(r)) total += v;
-    }
-    const int64_t cap = LoadCap(total, request.ranks(), 2.0);
+    const int64_t cap = LoadCap(TotalTokens(request.load), request.ranks(), 2.0);
     BlockHostLayer one, many;
     one.Prepare(request.problem);
     one.Plan(request.load, cap);

@@ -16,12 +16,8 @@ class BlockPlanner final : public Planner {
 
   absl::StatusOr<Plan> MakePlan(const PlanRequest& request) override {
     layer_.Prepare(request.problem);
-    int64_t total = 0;
-    for (int r = 0; r < request.ranks(); ++r) {
-      for (int64_t v : request.load.row(r)) total += v;
-    }
-    layer_.Plan(request.load, LoadCap(total, request.ranks(), request.target_imbalance_pct.value_or(default_target_)),
-                request.resident);
+    const double target = request.target_imbalance_pct.value_or(default_target_);
+    layer_.Plan(request.load, LoadCap(TotalTokens(request.load), request.ranks(), target), request.resident);
     return layer_.ToPlan();
   }
 

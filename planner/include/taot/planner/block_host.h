@@ -59,8 +59,9 @@ class BlockHostLayer {
   std::vector<int32_t> scratch32_;
   std::unique_ptr<int32_t[]> entry_piece_, entry_source_;
   std::unique_ptr<int64_t[]> entry_tokens_;
-  std::vector<int64_t> by_source_;  // ToPlan's counting sort
-  std::vector<int32_t> resident_;   // (expert, rank) pairs, canonical
+  std::vector<int64_t> by_source_;        // ToPlan's counting sort
+  std::vector<Replica> sorted_resident_;  // kept, so that a plan allocates nothing once warm
+  std::vector<int32_t> resident_;         // (expert, rank) pairs, canonical
   int32_t counts_[2] = {0, 0};
   int64_t max_load_ = 0;
 };

@@ -5,11 +5,14 @@
 #include <span>
 #include <vector>
 
+#include "taot/planner/load_matrix.h"
 #include "taot/planner/plan.h"
 #include "taot/planner/plan_request.h"
 
 namespace taot {
 
+// Tokens of the whole layer: every entry of the load.
+int64_t TotalTokens(const LoadMatrix& load);
 // Tokens of each expert summed over all sources.
 std::vector<int64_t> ExpertTotals(const PlanRequest& request);
 // Tokens each rank computes with no replication: the totals of its home experts.
