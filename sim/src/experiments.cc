@@ -238,7 +238,7 @@ absl::Status StepSweep(Context ctx, const char* column, const std::vector<T>& va
   return Finish(ctx, csv, title, description);
 }
 
-// BACKGROUND.md §2, Table 1 (K = 2, λ = 3): improvement in pp and weighted cost, per initial
+// The TAOT paper's Table 1 (arXiv 2608.03676; K = 2, λ = 3): improvement in pp and weighted cost, per initial
 // imbalance, for ECHO / LLEP / LPLB / TAOT (TAOT is our taot-paper).
 struct PaperFigure {
   double improvement_pp, weighted_cost;

@@ -1,4 +1,4 @@
-// eplb-fixed-home: EPLB's ideas (from its description, BACKGROUND.md §3) on the fixed-home model,
+// eplb-fixed-home: EPLB's ideas (from its description in github.com/deepseek-ai/EPLB's README) on the fixed-home model,
 // a different algorithm from EPLB's code (that one is `eplb`, eplb.cc). It sees only per-expert
 // totals; hierarchical: it balances nodes first, then adds replicas of the heaviest experts inside
 // each node; an expert's tokens are split evenly over its copies. It ignores communication cost.

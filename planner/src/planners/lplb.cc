@@ -1,4 +1,4 @@
-// LPLB (DeepSeek), re-implemented from its description (BACKGROUND.md §3): replicas sit on the
+// LPLB (DeepSeek), re-implemented from its description (github.com/deepseek-ai/LPLB's README): replicas sit on the
 // edges of a fixed graph (each replica is an edge original -> copy; at most 2 copies of an
 // expert), and every batch an LP that minimises the maximum GPU load decides how each
 // replicated expert's tokens are split between its two copies.

@@ -30,7 +30,7 @@ struct Scenario {
   int slots_per_rank = 2;
   double inter_node_cost = 3;  // λ, the planners' relative cost of a cross-node transfer
   PlanningMode mode = PlanningMode::kLocal;
-  double rpc_us = 60;  // remote mode: a gRPC round trip (BACKGROUND.md §4: 20-60 us on loopback)
+  double rpc_us = 60;  // remote mode: a gRPC round trip (20-60 us p50 on loopback: docs/model.md)
   // For a planner that picks its own target (taot, target_imbalance_pct=auto): pick it at the
   // first microbatch of each step and layer only, and plan the later microbatches at that
   // target, so the search runs once per step instead of once per microbatch.
