@@ -174,29 +174,45 @@ absl::Status PlanRounds::CheckKey(RoundKey key) const {
 
 absl::StatusOr<std::shared_ptr<PlanRounds::Round>> PlanRounds::FindOrCreate(RoundKey key) {
   if (auto it = rounds_.find(key); it != rounds_.end()) return it->second;
-  if (key.step < newest_step_ - config_.keep_steps) {
-    return absl::FailedPreconditionError(absl::StrCat("step ", key.step, " is stale: rounds before step ",
-                                                      newest_step_ - config_.keep_steps, " are gone"));
+  if (absl::Status s = CheckNewStep(key.step); !s.ok()) return s;
+  absl::StatusOr<std::vector<std::shared_ptr<Round>>> created = CreateRounds(key.step, {&key.layer, 1});
+  if (!created.ok()) return created.status();
+  return std::move(created->front());
+}
+
+absl::Status PlanRounds::CheckNewStep(int64_t step) const {
+  if (step < newest_step_ - config_.keep_steps) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("step ", step, " is stale: rounds before step ", newest_step_ - config_.keep_steps, " are gone"));
   }
-  if (newest_step_ >= 0 && key.step - newest_step_ > config_.max_step_ahead) {
-    return absl::OutOfRangeError(absl::StrCat("step: ", key.step, " is more than ", config_.max_step_ahead,
+  if (newest_step_ >= 0 && step - newest_step_ > config_.max_step_ahead) {
+    return absl::OutOfRangeError(absl::StrCat("step: ", step, " is more than ", config_.max_step_ahead,
                                               " steps ahead of the newest step (", newest_step_,
                                               "); a trainer that starts over registers a new run"));
   }
-  if (key.step > newest_step_) {
-    newest_step_ = key.step;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::shared_ptr<PlanRounds::Round>>> PlanRounds::CreateRounds(
+    int64_t step, std::span<const int32_t> layers) {
+  if (step > newest_step_) {
+    newest_step_ = step;
     Forget(rounds_.begin(), rounds_.lower_bound(RoundKey{newest_step_ - config_.keep_steps, 0}));
   }
-  if (absl::Status s = MakeRoom(); !s.ok()) return s;
+  if (absl::Status s = MakeRoom(static_cast<int64_t>(layers.size())); !s.ok()) return s;
   const int R = config_.problem->ranks();
-  auto round = std::make_shared<Round>();
-  round->request = EmptyRequest(config_.problem);
-  round->reported.assign(static_cast<size_t>(R), 0);
-  round->missing = R;
-  round->deadline = absl::Now() + config_.round_timeout;
-  rounds_[key] = round;
-  round_bytes_ += RoundBytes(config_);
-  return round;
+  std::vector<std::shared_ptr<Round>> created;
+  for (const int32_t layer : layers) {
+    auto round = std::make_shared<Round>();
+    round->request = EmptyRequest(config_.problem);
+    round->reported.assign(static_cast<size_t>(R), 0);
+    round->missing = R;
+    round->deadline = absl::Now() + config_.round_timeout;
+    rounds_[RoundKey{step, layer}] = round;
+    round_bytes_ += RoundBytes(config_);
+    created.push_back(std::move(round));
+  }
+  return created;
 }
 
 void PlanRounds::Forget(std::map<RoundKey, std::shared_ptr<Round>>::iterator first,
@@ -205,17 +221,17 @@ void PlanRounds::Forget(std::map<RoundKey, std::shared_ptr<Round>>::iterator fir
   rounds_.erase(first, last);
 }
 
-absl::Status PlanRounds::MakeRoom() {
-  const int64_t need = RoundBytes(config_);
+absl::Status PlanRounds::MakeRoom(int64_t count) {
+  const int64_t need = count * RoundBytes(config_);
   for (auto it = rounds_.begin(); it != rounds_.end() && round_bytes_ + need > config_.max_round_bytes;) {
     const auto next = std::next(it);
     if (it->second->state == State::kDone) Forget(it, next);
     it = next;
   }
   if (round_bytes_ + need <= config_.max_round_bytes) return absl::OkStatus();
-  return absl::ResourceExhaustedError(absl::StrCat("the daemon holds ", rounds_.size(), " unsettled rounds (",
-                                                   round_bytes_ >> 20, " MiB of loads; its limit is ",
-                                                   config_.max_round_bytes >> 20, " MiB): no room for another"));
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "the daemon holds ", rounds_.size(), " unsettled rounds (", round_bytes_ >> 20, " MiB of loads; its limit is ",
+      config_.max_round_bytes >> 20, " MiB): no room for ", count == 1 ? "another" : absl::StrCat(count, " more")));
 }
 
 std::shared_ptr<const RoundPlan> PlanRounds::Fallback(RoundKey key, const PlanRequest& request,
@@ -238,46 +254,60 @@ void PlanRounds::Publish(Round& round, std::shared_ptr<const RoundPlan> result) 
   if (recent_.size() > kRecentPlans) recent_.pop_back();
 }
 
-absl::StatusOr<ScoredPlan> PlanRounds::PlanUnlocked(const PlannerSlot& slot, const PlanRequest& request,
-                                                    absl::Time deadline) {
+std::vector<absl::StatusOr<ScoredPlan>> PlanRounds::PlanUnlocked(const PlannerSlot& slot,
+                                                                 std::span<const PlanRequest* const> requests,
+                                                                 absl::Time deadline) {
   mu_.Unlock();
-  absl::StatusOr<ScoredPlan> scored = slot.Plan(request, deadline);
+  std::vector<absl::StatusOr<ScoredPlan>> scored = slot.PlanBatch(requests, deadline);
   mu_.Lock();
   return scored;
 }
 
-void PlanRounds::PlanRound(RoundKey key, Round& round) {
-  round.state = State::kPlanning;
+void PlanRounds::PlanTogether(std::span<const KeyedRound> rounds) {
   std::shared_ptr<const PlannerSlot> slot = planners_.current();
-  round.planning_slot = slot;
-  round.planning_deadline = absl::Now() + config_.round_timeout;
-  // The round's waiters see kPlanning and keep waiting (the caller holds the round alive); the
-  // timer answers them at the planning deadline if the planner has not.
-  if (round.planning_deadline < timer_wakes_) timer_cv_.Signal();
-  absl::StatusOr<ScoredPlan> scored = PlanUnlocked(*slot, round.request, round.planning_deadline);
-  if (round.state == State::kDone) return;  // too late: the timer gave the round its fallback
-  if (!scored.ok()) {
-    std::string reason = absl::StrCat("planner ", slot->name(), " failed: ", scored.status().message());
-    // A planner that fails (a plugin's invalid plan) is dropped for the one before it, if any;
-    // one merely busy past the deadline is not.
-    if (scored.status().code() != absl::StatusCode::kDeadlineExceeded) planners_.Drop(slot, reason);
-    Publish(round, Fallback(key, round.request, std::move(reason)));
-    return;
+  const absl::Time deadline = absl::Now() + config_.round_timeout;
+  std::vector<const PlanRequest*> requests;
+  for (const auto& [key, round] : rounds) {
+    round->state = State::kPlanning;
+    round->planning_slot = slot;
+    round->planning_deadline = deadline;
+    requests.push_back(&round->request);
   }
-  auto result = std::make_shared<RoundPlan>();
-  result->key = key;
-  result->plan = std::move(scored->plan);
-  result->score = scored->score;
-  result->identity = {slot->version(), PlanHash(result->plan), Provenance::kDaemonRound, ""};
-  result->planner = slot->name();
-  Publish(round, std::move(result));
-  if (prefetches_.on()) Place(key, round.request, *slot);
+  // The rounds' waiters see kPlanning and keep waiting (the caller holds the rounds alive); the
+  // timer answers them at the planning deadline if the planner has not.
+  if (deadline < timer_wakes_) timer_cv_.Signal();
+  std::vector<absl::StatusOr<ScoredPlan>> scored = PlanUnlocked(*slot, requests, deadline);
+  std::vector<RoundKey> planned_keys;
+  std::vector<const PlanRequest*> planned;
+  for (size_t i = 0; i < rounds.size(); ++i) {
+    const auto& [key, round] = rounds[i];
+    if (round->state == State::kDone) continue;  // too late: the timer gave the round its fallback
+    if (!scored[i].ok()) {
+      std::string reason = absl::StrCat("planner ", slot->name(), " failed: ", scored[i].status().message());
+      // A planner that fails (a plugin's invalid plan) is dropped for the one before it, if any;
+      // one merely busy past the deadline is not.
+      if (scored[i].status().code() != absl::StatusCode::kDeadlineExceeded) planners_.Drop(slot, reason);
+      Publish(*round, Fallback(key, round->request, std::move(reason)));
+      continue;
+    }
+    auto result = std::make_shared<RoundPlan>();
+    result->key = key;
+    result->plan = std::move(scored[i]->plan);
+    result->score = scored[i]->score;
+    result->identity = {slot->version(), PlanHash(result->plan), Provenance::kDaemonRound, ""};
+    result->planner = slot->name();
+    Publish(*round, std::move(result));
+    planned_keys.push_back(key);
+    planned.push_back(&round->request);
+  }
+  if (!planned.empty() && prefetches_.on()) Place(planned_keys, planned, *slot);
 }
 
-void PlanRounds::Place(RoundKey key, const PlanRequest& planned, const PlannerSlot& slot) {
-  // The round is settled: nothing changes its request while the lock is released.
+void PlanRounds::Place(std::span<const RoundKey> keys, std::span<const PlanRequest* const> planned,
+                       const PlannerSlot& slot) {
+  // The rounds are settled: nothing changes their requests while the lock is released.
   mu_.Unlock();
-  prefetches_.Place(key, planned, slot, absl::Now() + config_.round_timeout);
+  prefetches_.Place(keys, planned, slot, absl::Now() + config_.round_timeout);
   mu_.Lock();
 }
 
@@ -330,12 +360,87 @@ absl::StatusOr<PlanRounds::Ticket> PlanRounds::SubmitCheckedRow(RoundKey key, in
   } else if (round.state == State::kCollecting) {
     const int64_t added = RowTotal(row);
     if (absl::Status s = CheckTotal(round.total, added); !s.ok()) return s;
-    round.total += added;
-    std::copy(row.begin(), row.end(), round.request.load.row(rank).begin());
-    round.reported[rank] = 1;
-    if (--round.missing == 0) PlanRound(key, round);
+    if (CountRow(round, rank, row, added)) {
+      const KeyedRound complete[] = {{key, *found}};
+      PlanTogether(complete);
+    }
   }
   return Ticket(key, *std::move(found));
+}
+
+bool PlanRounds::CountRow(Round& round, int rank, std::span<const int64_t> row, int64_t row_total) {
+  round.total += row_total;
+  std::copy(row.begin(), row.end(), round.request.load.row(rank).begin());
+  round.reported[rank] = 1;
+  return --round.missing == 0;
+}
+
+absl::StatusOr<std::vector<PlanRounds::Ticket>> PlanRounds::SubmitRows(int64_t step, int rank,
+                                                                       std::span<const LayerRow> rows) {
+  const int R = config_.problem->ranks();
+  if (rank < 0 || rank >= R) {
+    return absl::InvalidArgumentError(absl::StrCat("rank: must be in [0, ", R, "), got ", rank));
+  }
+  auto named = [](size_t i, const absl::Status& s) {
+    return absl::Status(s.code(), absl::StrCat("layers[", i, "]: ", s.message()));
+  };
+  std::vector<int64_t> totals;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (absl::Status s = CheckKey({step, rows[i].layer}); !s.ok()) return named(i, s);
+    if (absl::Status s = CheckRow(rows[i].row, config_.problem->experts); !s.ok()) return named(i, s);
+    for (size_t j = 0; j < i; ++j) {
+      if (rows[j].layer == rows[i].layer) {
+        return named(i, absl::InvalidArgumentError(
+                            absl::StrCat("layer ", rows[i].layer, " appears twice (first at layers[", j, "])")));
+      }
+    }
+    totals.push_back(RowTotal(rows[i].row));
+  }
+  std::vector<Ticket> tickets;
+  {
+    absl::MutexLock lock(&mu_);
+    // Every check first, so that a refused call counts no row.
+    std::vector<std::shared_ptr<Round>> found(rows.size());
+    std::vector<int32_t> new_layers;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const auto it = rounds_.find({step, rows[i].layer});
+      if (it == rounds_.end()) {
+        if (absl::Status s = CheckNewStep(step); !s.ok()) return named(i, s);
+        new_layers.push_back(rows[i].layer);
+        continue;
+      }
+      found[i] = it->second;
+      const Round& round = *found[i];
+      if (round.reported[rank]) {
+        if (!SameRow(round.request.load, rank, rows[i].row)) {
+          return named(
+              i, absl::FailedPreconditionError(absl::StrCat("rank ", rank, " already reported a different load for ",
+                                                            KeyText({step, rows[i].layer}))));
+        }
+      } else if (round.state == State::kCollecting) {
+        if (absl::Status s = CheckTotal(round.total, totals[i]); !s.ok()) return named(i, s);
+      }
+    }
+    if (!new_layers.empty()) {
+      absl::StatusOr<std::vector<std::shared_ptr<Round>>> created = CreateRounds(step, new_layers);
+      if (!created.ok()) return created.status();
+      for (size_t i = 0, next = 0; i < rows.size(); ++i) {
+        if (found[i] == nullptr) found[i] = (*created)[next++];
+      }
+    }
+    std::vector<KeyedRound> complete;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      Round& round = *found[i];
+      const RoundKey key{step, rows[i].layer};
+      if (!round.reported[rank] && round.state == State::kCollecting && CountRow(round, rank, rows[i].row, totals[i])) {
+        complete.emplace_back(key, found[i]);
+      }
+      tickets.push_back(Ticket(key, found[i]));
+    }
+    if (!complete.empty()) PlanTogether(complete);
+  }
+  RunSettled();  // the rows may have completed rounds
+  return tickets;
 }
 
 absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::Await(const Ticket& ticket, absl::Time wait_until) {
@@ -395,7 +500,8 @@ absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::ReportCheckedMatrix
     round.total = RowTotal(round.request.load.data());
     std::fill(round.reported.begin(), round.reported.end(), 1);
     round.missing = 0;
-    PlanRound(key, round);
+    const KeyedRound complete[] = {{key, keep}};
+    PlanTogether(complete);
   }
   return Await(key, round, absl::InfiniteFuture());
 }

@@ -6,7 +6,6 @@
 #include <optional>
 #include <span>
 #include <stdexcept>
-#include <unordered_set>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -143,17 +142,11 @@ absl::Status PlannerService::DoRegisterRank(const taot::v1::RegisterRankRequest&
 
 namespace {
 
-// Checked before any row counts, so a refused message changes nothing.
+// Checked before any row counts (PlanRounds::SubmitRows checks the rows themselves).
 absl::Status CheckLayers(const taot::v1::StreamRequest& request) {
   if (request.layers_size() > PlannerService::kMaxStreamLayers) {
     return absl::InvalidArgumentError(absl::StrCat("layers: at most ", PlannerService::kMaxStreamLayers,
                                                    " per message, got ", request.layers_size()));
-  }
-  std::unordered_set<int32_t> seen;
-  for (int i = 0; i < request.layers_size(); ++i) {
-    if (const int32_t layer = request.layers(i).layer(); !seen.insert(layer).second) {
-      return absl::InvalidArgumentError(absl::StrCat("layers[", i, "]: layer ", layer, " is already in this message"));
-    }
   }
   return absl::OkStatus();
 }
@@ -362,16 +355,15 @@ class PlannerService::StreamReactor final : public grpc::ServerBidiReactor<grpc:
     if (absl::Status s = CheckLayers(request); !s.ok()) return s;
     absl::StatusOr<std::shared_ptr<PlanRounds>> rounds = service_.RoundsFor(request.job_id(), request.run_id());
     if (!rounds.ok()) return rounds.status();
-    std::vector<PlanRounds::Ticket> tickets;
-    for (int i = 0; i < request.layers_size(); ++i) {
-      const taot::v1::LayerLoad& layer = request.layers(i);
-      absl::StatusOr<PlanRounds::Ticket> ticket =
-          (*rounds)->SubmitRow({request.step(), layer.layer()}, request.rank(), wire::RowFromProto(layer.counts()));
-      if (!ticket.ok()) {
-        return absl::Status(ticket.status().code(), absl::StrCat("layers[", i, "]: ", ticket.status().message()));
-      }
-      tickets.push_back(*std::move(ticket));
+    std::vector<PlanRounds::LayerRow> rows;
+    for (const taot::v1::LayerLoad& layer : request.layers()) {
+      rows.push_back({layer.layer(), wire::RowFromProto(layer.counts())});
     }
+    // The message's rows count together and the rounds they complete plan in one batch.
+    absl::StatusOr<std::vector<PlanRounds::Ticket>> submitted =
+        (*rounds)->SubmitRows(request.step(), request.rank(), rows);
+    if (!submitted.ok()) return submitted.status();
+    std::vector<PlanRounds::Ticket>& tickets = *submitted;
     if (tickets.empty()) {
       StartRead(&in_);
       return absl::OkStatus();

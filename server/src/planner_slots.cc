@@ -15,19 +15,34 @@ PlannerSlot::PlannerSlot(std::string name, PlannerParams params, uint64_t versio
 PlannerSlot::PlannerSlot(std::string name, PlannerParams params, uint64_t version, std::shared_ptr<Turns> turns)
     : name_(std::move(name)), params_(std::move(params)), version_(version), turns_(std::move(turns)) {}
 
-absl::StatusOr<ScoredPlan> PlannerSlot::Plan(const PlanRequest& request, absl::Time deadline) const {
+absl::Status PlannerSlot::TakeTurn(absl::Time deadline) const {
   Turns& turns = *turns_;
-  {
-    absl::MutexLock lock(&turns.mu);
-    auto free = [&turns]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(turns.mu) { return !turns.busy; };
-    if (!turns.mu.AwaitWithDeadline(absl::Condition(&free), deadline)) {
-      return absl::DeadlineExceededError(absl::StrCat("planner ", name_, " is still busy with an earlier request"));
-    }
-    turns.busy = true;
-  }
-  absl::StatusOr<ScoredPlan> scored = RunPlanner(*turns.planner, request);
   absl::MutexLock lock(&turns.mu);
-  turns.busy = false;
+  auto free = [&turns]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(turns.mu) { return !turns.busy; };
+  if (!turns.mu.AwaitWithDeadline(absl::Condition(&free), deadline)) {
+    return absl::DeadlineExceededError(absl::StrCat("planner ", name_, " is still busy with an earlier request"));
+  }
+  turns.busy = true;
+  return absl::OkStatus();
+}
+
+void PlannerSlot::GiveTurn() const {
+  absl::MutexLock lock(&turns_->mu);
+  turns_->busy = false;
+}
+
+absl::StatusOr<ScoredPlan> PlannerSlot::Plan(const PlanRequest& request, absl::Time deadline) const {
+  if (absl::Status s = TakeTurn(deadline); !s.ok()) return s;
+  absl::StatusOr<ScoredPlan> scored = RunPlanner(*turns_->planner, request);
+  GiveTurn();
+  return scored;
+}
+
+std::vector<absl::StatusOr<ScoredPlan>> PlannerSlot::PlanBatch(std::span<const PlanRequest* const> requests,
+                                                               absl::Time deadline) const {
+  if (absl::Status s = TakeTurn(deadline); !s.ok()) return std::vector<absl::StatusOr<ScoredPlan>>(requests.size(), s);
+  std::vector<absl::StatusOr<ScoredPlan>> scored = RunPlannerBatch(*turns_->planner, requests);
+  GiveTurn();
   return scored;
 }
 

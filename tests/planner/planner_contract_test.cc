@@ -57,6 +57,31 @@ TEST_P(PlannerTest, SameInputSamePlanBitForBit) {
   EXPECT_EQ(first, fresh);
 }
 
+// The layers of a microbatch planned together (the daemon's batches, a device's one launch)
+// get the plans they get one by one; a request that is not valid gets its own error and leaves
+// the others' plans alone.
+TEST_P(PlannerTest, ABatchPlansWhatEachRequestPlansAlone) {
+  std::vector<PlanRequest> requests;
+  for (uint64_t seed = 1; seed <= 4; ++seed) requests.push_back(RandomRequest(16, 64, 2, seed));
+  requests[2].resident = {{3, 9}, {40, 1}};
+  PlanRequest invalid = RandomRequest(16, 64, 2, 7);
+  invalid.load.row(3)[5] = -1;
+  requests.insert(requests.begin() + 1, invalid);
+  std::vector<const PlanRequest*> batch;
+  for (const PlanRequest& r : requests) batch.push_back(&r);
+  auto planner = NewPlanner();
+  const std::vector<absl::StatusOr<ScoredPlan>> together = RunPlannerBatch(*planner, batch);
+  ASSERT_EQ(together.size(), requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const absl::StatusOr<ScoredPlan> alone = RunPlanner(*NewPlanner(), requests[i]);
+    ASSERT_EQ(together[i].status(), alone.status()) << GetParam().name << " request " << i;
+    if (alone.ok()) {
+      EXPECT_EQ(together[i]->plan, alone->plan) << GetParam().name << " request " << i;
+    }
+  }
+  EXPECT_FALSE(together[1].ok());
+}
+
 TEST_P(PlannerTest, ResidentListOrderDoesNotMatter) {
   PlanRequest a = RandomRequest(16, 64, 2, 9);
   a.resident = {{0, 5}, {9, 3}, {20, 12}, {33, 1}};

@@ -1,7 +1,9 @@
 // The interface every planner implements.
 #pragma once
 
+#include <span>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "taot/planner/plan.h"
@@ -20,6 +22,15 @@ class Planner {
   virtual ~Planner() = default;
   virtual std::string_view name() const = 0;
   virtual absl::StatusOr<Plan> MakePlan(const PlanRequest& request) = 0;
+  // Plans requests that are ready together (the layers of one microbatch), plans[i] being what
+  // MakePlan gives requests[i]. A planner on a device plans them in one launch; this default
+  // plans them one after the other.
+  virtual std::vector<absl::StatusOr<Plan>> MakePlans(std::span<const PlanRequest* const> requests) {
+    std::vector<absl::StatusOr<Plan>> plans;
+    plans.reserve(requests.size());
+    for (const PlanRequest* request : requests) plans.push_back(MakePlan(*request));
+    return plans;
+  }
   // A comparison-only planner's plans may put more than slots_per_rank replicas on a rank (a
   // peer that re-packs every expert, as EPLB does): they can be scored and compared (RunPlanner
   // lifts the slot limit for them) but no rank could hold them, so the daemon and the client

@@ -1,6 +1,9 @@
 // Runs a planner the way every caller should: validate, time, validate the plan, score.
 #pragma once
 
+#include <span>
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "taot/planner/plan.h"
 #include "taot/planner/plan_request.h"
@@ -18,5 +21,10 @@ struct ScoredPlan {
 // rejects an invalid plan with the validator's error, canonicalises it and scores it. For a
 // comparison-only planner the slot limit is lifted, on the resident replicas and on the plan.
 absl::StatusOr<ScoredPlan> RunPlanner(Planner& planner, const PlanRequest& request);
+
+// RunPlanner for requests that are ready together, planned in one planner.MakePlans call (one
+// launch on a device): out[i] is requests[i]'s. A request that fails validation gets its error
+// and is left out of the batch. plan_time_us is each plan's share of the batch's time.
+std::vector<absl::StatusOr<ScoredPlan>> RunPlannerBatch(Planner& planner, std::span<const PlanRequest* const> requests);
 
 }  // namespace taot

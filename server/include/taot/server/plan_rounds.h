@@ -108,6 +108,15 @@ class PlanRounds {
   // (a stream carrying all layers of a microbatch): the row counts at SubmitRow.
   class Ticket;
   absl::StatusOr<Ticket> SubmitRow(RoundKey key, int rank, std::span<const int64_t> row);
+  // Rank `rank`'s rows of several layers of one step (a stream message: a microbatch's layers).
+  // Every row is checked before any counts, so a refused call changes nothing; errors name the
+  // row as layers[i]. The rounds these rows complete are planned together, in one batch (one
+  // launch for a planner on a device). tickets[i] is rows[i]'s.
+  struct LayerRow {
+    int32_t layer = 0;
+    std::span<const int64_t> row;
+  };
+  absl::StatusOr<std::vector<Ticket>> SubmitRows(int64_t step, int rank, std::span<const LayerRow> rows);
   absl::StatusOr<std::shared_ptr<const RoundPlan>> Await(const Ticket& ticket, absl::Time wait_until);
   // Await without a thread: calls `done` once with the round's plan when the round settles
   // (planned, or its deadline passed with rows missing: the fallback). `done` runs outside the
@@ -155,13 +164,23 @@ class PlanRounds {
   // The round for `key`, created on first use; stale keys fail. Shared: a caller waiting on a
   // round keeps it alive when newer steps drop it from the map.
   absl::StatusOr<std::shared_ptr<Round>> FindOrCreate(RoundKey key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether a round of `step` may be created: not stale, not too far ahead.
+  absl::Status CheckNewStep(int64_t step) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Makes `count` new rounds of `step` (CheckNewStep passed), when there is room for all of them.
+  absl::StatusOr<std::vector<std::shared_ptr<Round>>> CreateRounds(int64_t step, std::span<const int32_t> layers)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // SubmitRow and ReportMatrix past their argument checks.
   absl::StatusOr<Ticket> SubmitCheckedRow(RoundKey key, int rank, std::span<const int64_t> row)
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::shared_ptr<const RoundPlan>> ReportCheckedMatrix(RoundKey key, LoadMatrix load)
       ABSL_LOCKS_EXCLUDED(mu_);
-  // Plans a complete round outside the lock and publishes the result.
-  void PlanRound(RoundKey key, Round& round) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Plans complete rounds together (one batch) outside the lock and publishes the results.
+  using KeyedRound = std::pair<RoundKey, std::shared_ptr<Round>>;
+  void PlanTogether(std::span<const KeyedRound> rounds) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Counts a checked row into a collecting round (the round's total has room for it); true
+  // when it was the round's last.
+  bool CountRow(Round& round, int rank, std::span<const int64_t> row, int64_t row_total)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::shared_ptr<const RoundPlan> Fallback(RoundKey key, const PlanRequest& request, std::string reason) const;
   absl::StatusOr<std::shared_ptr<const RoundPlan>> Await(RoundKey key, Round& round, absl::Time wait_until)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -171,17 +190,20 @@ class PlanRounds {
   // Publishes the fallback of every round with callbacks that is still collecting at its deadline
   // (all of them when stopping).
   void RunTimer() ABSL_LOCKS_EXCLUDED(mu_);
-  // Runs `slot`'s planner on `request` with the rounds' lock released: other rounds go on
-  // meanwhile, and the timer answers this one if the planner is late. A planner still busy at
-  // `deadline` (hung on an earlier round) is not waited for past it.
-  absl::StatusOr<ScoredPlan> PlanUnlocked(const PlannerSlot& slot, const PlanRequest& request, absl::Time deadline)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Frees the room for one more round's load matrix, dropping settled rounds of the oldest steps.
-  absl::Status MakeRoom() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Runs `slot`'s planner on `requests` (one batch) with the rounds' lock released: other
+  // rounds go on meanwhile, and the timer answers these if the planner is late. A planner still
+  // busy at `deadline` (hung on an earlier round) is not waited for past it.
+  std::vector<absl::StatusOr<ScoredPlan>> PlanUnlocked(const PlannerSlot& slot,
+                                                       std::span<const PlanRequest* const> requests,
+                                                       absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Frees the room for `count` more rounds' load matrices, dropping settled rounds of the oldest
+  // steps.
+  absl::Status MakeRoom(int64_t count) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Forget(std::map<RoundKey, std::shared_ptr<Round>>::iterator first,
               std::map<RoundKey, std::shared_ptr<Round>>::iterator last) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Feeds the prefetches of the round after a planned one, with the rounds' lock released.
-  void Place(RoundKey key, const PlanRequest& planned, const PlannerSlot& slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Feeds the prefetches of the rounds after planned ones, with the rounds' lock released.
+  void Place(std::span<const RoundKey> keys, std::span<const PlanRequest* const> planned, const PlannerSlot& slot)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const RoundsConfig config_;
   PlannerSlots planners_;

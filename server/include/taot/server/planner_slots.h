@@ -9,7 +9,9 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -35,6 +37,10 @@ class PlannerSlot {
   // busy with an earlier request at `deadline` (a planner that hangs), DEADLINE_EXCEEDED, so that
   // callers never queue up behind it.
   absl::StatusOr<ScoredPlan> Plan(const PlanRequest& request, absl::Time deadline) const;
+  // RunPlannerBatch on requests ready together (one launch for a planner on a device), in one
+  // turn; out[i] is requests[i]'s, every one DEADLINE_EXCEEDED when the turn does not come.
+  std::vector<absl::StatusOr<ScoredPlan>> PlanBatch(std::span<const PlanRequest* const> requests,
+                                                    absl::Time deadline) const;
 
   // The same planner (and its turns) under another version.
   std::shared_ptr<const PlannerSlot> Renumbered(uint64_t version) const;
@@ -48,6 +54,9 @@ class PlannerSlot {
     std::unique_ptr<Planner> planner;
   };
   PlannerSlot(std::string name, PlannerParams params, uint64_t version, std::shared_ptr<Turns> turns);
+  // Waits until the planner is free and takes it; DEADLINE_EXCEEDED at `deadline`.
+  absl::Status TakeTurn(absl::Time deadline) const;
+  void GiveTurn() const;
 
   std::string name_;
   PlannerParams params_;

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -44,15 +45,17 @@ class PrefetchFeed {
   // Whether planned rounds should Place.
   bool on() const;
 
-  // Places the round after `planned` (the same layer's next step) with `slot`'s planner on the
-  // planned round's `request`, aiming for no residual, and publishes it. Nothing when the
-  // planner fails: the round's own plan is out, and a missing prefetch costs nothing (the layer
-  // plans locally), or when the planner is still busy at `deadline`. Call without locks held:
-  // watchers are called back on this thread.
-  void Place(RoundKey planned, const PlanRequest& request, const PlannerSlot& slot, absl::Time deadline);
+  // Places the round after each of `planned` (the same layer's next step) with `slot`'s planner
+  // on that round's request (`requests[i]`), aiming for no residual, and publishes it. Rounds
+  // planned together are placed together, in one batch (one launch on a device). Nothing for a
+  // round whose placement fails: its own plan is out, and a missing prefetch costs nothing (the
+  // layer plans locally); nothing at all when the planner is still busy at `deadline`. Call
+  // without locks held: watchers are called back on this thread.
+  void Place(std::span<const RoundKey> planned, std::span<const PlanRequest* const> requests, const PlannerSlot& slot,
+             absl::Time deadline);
 
-  // Gives `prefetch` the next sequence number and calls back the watchers.
-  void Publish(Prefetch prefetch);
+  // Gives each of `prefetches` the next sequence number, then calls back the watchers once.
+  void Publish(std::vector<Prefetch> prefetches);
 
   // Calls `ready` once with every kept prefetch above sequence `after`, oldest first, as soon as
   // there is one: within this call when there is already, else on the thread that publishes it,
