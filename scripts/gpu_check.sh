@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The checks that need a GPU, as one script for a machine lent with one (the `device` tool runs it
 # in the repository root). Builds with CUDA and NCCL into build-gpu, runs the tests labelled `gpu`
-# (the CUDA kernels against their CPU references; the device transports' contract, NCCL's and 4
+# (the CUDA kernels against their CPU references; taot-block planned on the device, as a planner
+# and in the daemon's rounds; the device transports' contract, NCCL's and 4
 # ranks as threads on one device; the FFN layer end to end on the device plane; taot.torch's
 # device variant where torch has CUDA and a device per rank), and writes what it saw to $OUT (or
 # ./gpu-check) for the notes.
@@ -15,12 +16,13 @@ cat "$out/devices.csv"
 # tree would take most of the time a lent device has).
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 { cmake -S . -B build-gpu -G Ninja -DTAOT_WITH_CUDA=ON -DTAOT_WITH_NCCL=ON &&
-  cmake --build build-gpu --parallel "$(nproc)" --target taot_kernels_cuda_tests taot_nccl_tests kernels_gpu_bench; } \
+  cmake --build build-gpu --parallel "$(nproc)" --target taot_kernels_cuda_tests taot_device_planner_gpu_tests taot_nccl_tests \
+    kernels_gpu_bench; } \
   > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
 cd build-gpu
 # The binaries themselves rather than ctest: only they are built here.
 status=0
-for t in tests/kernels/taot_kernels_cuda_tests tests/client/taot_nccl_tests; do
+for t in tests/kernels/taot_kernels_cuda_tests tests/kernels/taot_device_planner_gpu_tests tests/client/taot_nccl_tests; do
   "./$t" 2>&1 | tee -a "$out/tests-gpu.log" || status=1
 done
 # taot.torch on CUDA tensors, only where it can run: a CUDA torch and a device for each of its 4

@@ -56,13 +56,7 @@ void BlockHostLayer::Prepare(const std::shared_ptr<const Problem>& problem) {
 void BlockHostLayer::Plan(const LoadMatrix& load, int64_t cap, std::span<const Replica> resident, int threads) {
   layer_.load = load.row(0).data();
   layer_.cap = cap;
-  sorted_resident_.assign(resident.begin(), resident.end());
-  std::sort(sorted_resident_.begin(), sorted_resident_.end());
-  resident_.clear();
-  for (const Replica& r : sorted_resident_) {
-    resident_.push_back(r.expert);
-    resident_.push_back(r.rank);
-  }
+  ResidentPairs(resident, sorted_resident_, resident_);
   layer_.resident = resident_.data();
   layer_.resident_count = static_cast<int32_t>(sorted_resident_.size());
   if (threads <= 1) {
@@ -86,23 +80,35 @@ void BlockHostLayer::Plan(const LoadMatrix& load, int64_t cap, std::span<const R
   for (std::thread& t : others) t.join();
 }
 
-taot::Plan BlockHostLayer::ToPlan() {
+taot::Plan BlockHostLayer::ToPlan() { return BlockPlanToPlan(layer_, shape_.ranks, by_source_); }
+
+void ResidentPairs(std::span<const Replica> resident, std::vector<Replica>& sorted, std::vector<int32_t>& pairs) {
+  sorted.assign(resident.begin(), resident.end());
+  std::sort(sorted.begin(), sorted.end());
+  pairs.clear();
+  for (const Replica& r : sorted) {
+    pairs.push_back(r.expert);
+    pairs.push_back(r.rank);
+  }
+}
+
+taot::Plan BlockPlanToPlan(const block::Layer& layer, int32_t ranks, std::vector<int64_t>& by_source) {
+  const int32_t pieces = layer.counts[0], entries = layer.counts[1];
   taot::Plan plan;
-  plan.replicas.reserve(static_cast<size_t>(counts_[0]));
-  for (int32_t p = 0; p < counts_[0]; ++p) plan.replicas.push_back({piece_expert_[p], piece_rank_[p]});
+  plan.replicas.reserve(static_cast<size_t>(pieces));
+  for (int32_t p = 0; p < pieces; ++p) plan.replicas.push_back({layer.piece_expert[p], layer.piece_rank[p]});
   // Canonical order (source, expert, rank) without a sort: the entries come by piece, and the
   // pieces by (expert, rank), each (piece, source) once, so a stable counting sort by source is it.
-  const int R = shape_.ranks;
-  by_source_.assign(static_cast<size_t>(R) + 1, 0);
-  for (int32_t i = 0; i < counts_[1]; ++i) ++by_source_[static_cast<size_t>(entry_source_[i]) + 1];
-  for (int r = 0; r < R; ++r) by_source_[static_cast<size_t>(r) + 1] += by_source_[static_cast<size_t>(r)];
-  plan.assignments.resize(static_cast<size_t>(counts_[1]));
-  for (int32_t i = 0; i < counts_[1]; ++i) {
-    const int32_t p = entry_piece_[i];
-    plan.assignments[static_cast<size_t>(by_source_[static_cast<size_t>(entry_source_[i])]++)] = {
-        entry_source_[i], piece_expert_[p], piece_rank_[p], entry_tokens_[i]};
+  by_source.assign(static_cast<size_t>(ranks) + 1, 0);
+  for (int32_t i = 0; i < entries; ++i) ++by_source[static_cast<size_t>(layer.entry_source[i]) + 1];
+  for (int32_t r = 0; r < ranks; ++r) by_source[static_cast<size_t>(r) + 1] += by_source[static_cast<size_t>(r)];
+  plan.assignments.resize(static_cast<size_t>(entries));
+  for (int32_t i = 0; i < entries; ++i) {
+    const int32_t p = layer.entry_piece[i];
+    plan.assignments[static_cast<size_t>(by_source[static_cast<size_t>(layer.entry_source[i])]++)] = {
+        layer.entry_source[i], layer.piece_expert[p], layer.piece_rank[p], layer.entry_tokens[i]};
   }
-  plan.target_missed = max_load_ > layer_.cap;
+  plan.target_missed = *layer.max_load > layer.cap;
   return plan;
 }
 

@@ -6,6 +6,11 @@
 
 namespace taot {
 
+absl::Status PlannerRegistry::Unknown(std::string_view name) const {
+  return absl::NotFoundError(
+      absl::StrCat("unknown planner '", std::string(name), "' (known: ", absl::StrJoin(names(), ", "), ")"));
+}
+
 const PlannerRegistry& PlannerRegistry::BuiltIn() {
   static const PlannerRegistry* registry = [] {
     auto* built_in = new PlannerRegistry;
@@ -25,6 +30,16 @@ absl::Status PlannerRegistry::Register(PlannerInfo info, Factory factory) {
   return absl::OkStatus();
 }
 
+absl::Status PlannerRegistry::Rebind(std::string_view name, Factory factory) {
+  for (Entry& e : entries_) {
+    if (e.info.name == name) {
+      e.factory = std::move(factory);
+      return absl::OkStatus();
+    }
+  }
+  return Unknown(name);
+}
+
 std::vector<std::string> PlannerRegistry::names() const {
   std::vector<std::string> out;
   for (const Entry& e : entries_) out.push_back(e.info.name);
@@ -36,8 +51,7 @@ absl::StatusOr<std::unique_ptr<Planner>> PlannerRegistry::Create(std::string_vie
   for (const Entry& e : entries_) {
     if (e.info.name == name) return e.factory(params);
   }
-  return absl::NotFoundError(
-      absl::StrCat("unknown planner '", std::string(name), "' (known: ", absl::StrJoin(names(), ", "), ")"));
+  return Unknown(name);
 }
 
 absl::StatusOr<std::unique_ptr<Planner>> PlannerRegistry::CreateRunnable(std::string_view name,
@@ -56,8 +70,7 @@ absl::StatusOr<PlannerInfo> PlannerRegistry::Describe(std::string_view name) con
   for (const Entry& e : entries_) {
     if (e.info.name == name) return e.info;
   }
-  return absl::NotFoundError(
-      absl::StrCat("unknown planner '", std::string(name), "' (known: ", absl::StrJoin(names(), ", "), ")"));
+  return Unknown(name);
 }
 
 }  // namespace taot

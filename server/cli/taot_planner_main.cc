@@ -37,6 +37,10 @@
 #include "taot/server/plugin_planner.h"
 #include "taot/wire/credentials.h"
 
+#if TAOT_DEVICE_PLANNER
+#include "taot/kernels/device_block_planner.h"
+#endif
+
 namespace taot::server {
 namespace {
 
@@ -139,6 +143,26 @@ absl::StatusOr<std::unique_ptr<prometheus::Exposer>> ServeMetrics(const std::str
   }
 }
 
+// taot-block planned on --device cuda:N: the device is checked here, so that a daemon that cannot
+// use it fails at its start, not at its first plan.
+absl::Status UseDevice(const DaemonSettings& s, PlannerRegistry& planners) {
+  if (!s.cuda_device) return absl::OkStatus();
+#if TAOT_DEVICE_PLANNER
+  if (absl::Status bound = kernels::PlanBlocksOnDevice(planners, *s.cuda_device); !bound.ok()) {
+    return absl::Status(bound.code(), absl::StrCat("--device: ", bound.message()));
+  }
+  if (s.job.planner != "taot-block") {
+    Log(LogLevel::kWarning, "--device plans taot-block only; the job's planner runs on the CPU",
+        {{"device", s.device}, {"planner", s.job.planner}});
+  }
+  return absl::OkStatus();
+#else
+  (void)planners;
+  return absl::FailedPreconditionError(absl::StrCat(
+      "--device: ", s.device, " needs a taot-planner built with CUDA (this one was built without it); use cpu"));
+#endif
+}
+
 std::string Host(const std::string& address) { return address.substr(0, address.rfind(':')); }
 
 int Main(int argc, char** argv) {
@@ -172,6 +196,7 @@ int Main(int argc, char** argv) {
     }
     Log(LogLevel::kInfo, "plugin loaded", {{"planner", *name}, {"path", path}});
   }
+  if (loaded.ok()) loaded = UseDevice(a, planners);
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = Credentials(a);
   if (loaded.ok()) loaded = credentials.status();
   a.job.registry = &planners;

@@ -231,6 +231,10 @@ void AddOptions(Flags& f, DaemonSettings& s) {
   f.Flag("--predictive", s.job.predictive,
          "Place every planned layer's next step from the start (WatchPrefetches); otherwise from the first "
          "watcher");
+  f.Option("--device", s.device,
+           "Where taot-block plans: cpu, or cuda:N to plan the rounds of a microbatch that are ready together "
+           "in one launch on CUDA device N (the same plans; other planners stay on the CPU)")
+      ->capture_default_str();
   f.Option("--plugin", s.plugins,
            "Planner plugin to load (a shared library, taot/planner_plugin.h; repeatable); its name joins "
            "--planner's choices");
@@ -291,6 +295,22 @@ absl::Status ConfigureJob(DaemonSettings& s) {
     for (int r = 0; r < s.job.world_size; ++r) nodes.push_back(r / s.ranks_per_node);
     s.job.node_of_rank = nodes;
   }
+  return absl::OkStatus();
+}
+
+// The highest N of --device cuda:N: CUDA numbers devices from 0, and no machine has this many.
+constexpr int kMaxCudaDevice = 1023;
+
+absl::Status ConfigureDevice(DaemonSettings& s) {
+  s.cuda_device.reset();
+  if (s.device == "cpu") return absl::OkStatus();
+  int n = -1;
+  if (!s.device.starts_with("cuda:") || !absl::SimpleAtoi(s.device.substr(5), &n) || n < 0 || n > kMaxCudaDevice ||
+      s.device.find_first_of(" +") != std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--device: must be cpu or cuda:N with N in [0, ", kMaxCudaDevice, "], got ", Quoted(s.device)));
+  }
+  s.cuda_device = n;
   return absl::OkStatus();
 }
 
@@ -376,6 +396,7 @@ absl::Status ParseDaemonArgs(int argc, const char* const* argv, DaemonSettings& 
 absl::Status ConfigureDaemon(DaemonSettings& settings, std::optional<std::string_view> env_token) {
   if (absl::Status s = ConfigureJob(settings); !s.ok()) return s;
   if (absl::Status s = ConfigureTimes(settings); !s.ok()) return s;
+  if (absl::Status s = ConfigureDevice(settings); !s.ok()) return s;
   if (!ParseLogLevel(settings.log_level, settings.level)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--log-level: must be debug, info, warning or error, got ", Quoted(settings.log_level)));
@@ -406,6 +427,7 @@ std::vector<std::string> SettingsNeedingRestart(const DaemonSettings& running, c
       {"inter-node-cost", now.inter_node_cost != was.inter_node_cost},
       {"predictive", now.predictive != was.predictive},
       {"plugin", fresh.plugins != running.plugins},
+      {"device", fresh.device != running.device},
       {"listen", fresh.listen != running.listen},
       {"metrics-listen", fresh.metrics_listen != running.metrics_listen},
       {"round-timeout-ms", fresh.round_timeout_ms != running.round_timeout_ms},

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "taot/kernels/accumulate.h"
+#include "taot/kernels/device_block_planner.h"
 #include "taot/kernels/expert_weights.h"
 #include "taot/kernels/plan_layers.h"
 #include "taot/kernels/reroute.h"
@@ -238,6 +239,23 @@ void BenchPlanner(int repeats, cudaStream_t stream) {
     const double us =
         MedianMicros(repeats, stream, [&] { Check(PlanLayersCuda(shape, d_layers, count, stream), "PlanLayersCuda"); });
     std::printf("| device, %d layer%s per launch | %.1f | %.1f |\n", count, count == 1 ? "" : "s", us, us / count);
+  }
+  // The daemon's path (--device cuda:0): a batch through the registry planner, the loads' upload
+  // and the plans' download included.
+  {
+    std::unique_ptr<taot::Planner> device = taot::kernels::MakeDeviceBlockPlanner(0, {}).value();
+    std::vector<const taot::PlanRequest*> batch;
+    for (int i = 0; i < kLayers; ++i) batch.push_back(&requests[static_cast<size_t>(i) % requests.size()]);
+    std::vector<double> times;
+    for (int i = 0; i < repeats; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      for (const auto& plan : device->MakePlans(batch)) Check(plan.ok() ? cudaSuccess : cudaErrorUnknown, "MakePlans");
+      times.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+    }
+    std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
+    const double us = times[times.size() / 2];
+    std::printf("| device planner (the daemon's --device), %d layers with upload and download | %.1f | %.1f |\n",
+                kLayers, us, us / kLayers);
   }
   // The CPU, one core: every family once per round, the median round per layer.
   for (const char* name : {"taot", "taot-block"}) {

@@ -163,6 +163,22 @@ TEST(DaemonConfigTest, TheRoundsMemoryLimitIsCheckedAndReachesTheJob) {
   EXPECT_EQ(s.job.max_round_bytes, int64_t{3} << 20);
 }
 
+TEST(DaemonConfigTest, TheDeviceIsCpuOrOneCudaDevice) {
+  for (const char* bad : {"gpu", "cuda", "cuda:", "cuda:-1", "cuda:1024", "cuda:0x1", "cuda: 1", "cuda:+1", "CPU"}) {
+    EXPECT_THAT(Configure({"--world-size", "8", "--experts", "32", "--device", bad}).message(),
+                AllOf(HasSubstr("--device: must be cpu or cuda:N with N in [0, 1023]"), HasSubstr(bad)))
+        << bad;
+  }
+  DaemonSettings s;
+  const char* argv[] = {"taot-planner", "--job-id", "j", "--world-size", "8", "--experts", "32", "--device", "cuda:3"};
+  ASSERT_TRUE(ParseDaemonArgs(9, argv, s).ok());
+  ASSERT_TRUE(ConfigureDaemon(s, std::nullopt).ok());
+  EXPECT_EQ(s.cuda_device, 3);
+  s.device = "cpu";
+  ASSERT_TRUE(ConfigureDaemon(s, std::nullopt).ok());
+  EXPECT_EQ(s.cuda_device, std::nullopt);
+}
+
 TEST(DaemonConfigTest, ASetButBlankTokenIsAnError) {
   for (const char* blank : {"", "  \n"}) {
     EXPECT_THAT(Configure({"--world-size", "8", "--experts", "32"}, blank).message(), HasSubstr("$TAOT_JOB_TOKEN"));
@@ -199,7 +215,8 @@ TEST(DaemonConfigTest, ReloadNamesEverySettingThatNeedsARestart) {
   now.job.world_size = 16;
   now.job.planner = "llep";  // applied live
   now.log_level = "debug";   // applied live
-  EXPECT_THAT(SettingsNeedingRestart(was, now), ElementsAre("world-size", "plugin"));
+  now.device = "cuda:0";
+  EXPECT_THAT(SettingsNeedingRestart(was, now), ElementsAre("world-size", "plugin", "device"));
   EXPECT_TRUE(SettingsNeedingRestart(was, was).empty());
 }
 

@@ -316,7 +316,10 @@ class DaemonTest(ProtoTest):
                              (["--world-size", "8", "--experts", "32", "--param", "nokey"], "--param"),
                              (["--world-size", "8", "--experts", "32", "--tls-cert", "x.pem"], "--tls-key"),
                              (["--world-size", "8", "--experts", "32", "--token-file", "/nonexistent"],
-                              "--token-file")):
+                              "--token-file"),
+                             (["--world-size", "8", "--experts", "32", "--device", "gpu0"], "--device: must be"),
+                             # No machine has this device (and a build without CUDA has none at all).
+                             (["--world-size", "8", "--experts", "32", "--device", "cuda:1023"], "--device: ")):
             proc = subprocess.run([DAEMON, "--job-id", "x", *args], capture_output=True, text=True, timeout=30)
             self.assertEqual(proc.returncode, 2, args)
             self.assertIn(needle, proc.stderr, args)

@@ -9,9 +9,12 @@
 #include <span>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "taot/planner/block_planner.h"
 #include "taot/planner/load_matrix.h"
 #include "taot/planner/plan.h"
+#include "taot/planner/plan_request.h"
+#include "taot/planner/planner_params.h"
 #include "taot/planner/problem.h"
 
 namespace taot {
@@ -28,6 +31,25 @@ struct BlockShapeArrays {
   std::vector<int64_t> cost;
   block::Shape shape;
 };
+
+// taot-block's parameters, checked (errors name the parameter) as the registry's taot-block
+// checks them: one reading for the CPU build and a device's.
+struct BlockPlannerParams {
+  double target_imbalance_pct = kDefaultTargetImbalancePct;  // when a request sets none
+};
+absl::StatusOr<BlockPlannerParams> ReadBlockPlannerParams(const PlannerParams& params);
+
+// The cap of a taot-block plan of `request`: its target, or else `params`', on its load.
+int64_t BlockCap(const PlanRequest& request, const BlockPlannerParams& params);
+
+// `resident` as block::Layer takes it: (expert, rank) pairs in canonical order, in `pairs`
+// (`sorted` is scratch; both are kept by the caller, so that a warm plan allocates nothing).
+void ResidentPairs(std::span<const Replica> resident, std::vector<Replica>& sorted, std::vector<int32_t>& pairs);
+
+// A block plan's outputs (`layer`'s arrays and cap, in host memory: its counts say how much of
+// them is the plan) as a Plan in canonical order (as Canonicalize leaves it); target_missed when
+// a rank ends above the cap. `by_source` is scratch.
+taot::Plan BlockPlanToPlan(const block::Layer& layer, int32_t ranks, std::vector<int64_t>& by_source);
 
 class BlockHostLayer {
  public:
@@ -59,7 +81,7 @@ class BlockHostLayer {
   std::vector<int32_t> scratch32_;
   std::unique_ptr<int32_t[]> entry_piece_, entry_source_;
   std::unique_ptr<int64_t[]> entry_tokens_;
-  std::vector<int64_t> by_source_;        // ToPlan's counting sort
+  std::vector<int64_t> by_source_;        // BlockPlanToPlan's scratch
   std::vector<Replica> sorted_resident_;  // kept, so that a plan allocates nothing once warm
   std::vector<int32_t> resident_;         // (expert, rank) pairs, canonical
   int32_t counts_[2] = {0, 0};

@@ -30,6 +30,9 @@ class PlannerRegistry {
 
   // Adds a planner; fails if the name is taken.
   absl::Status Register(PlannerInfo info, Factory factory);
+  // Makes planner `name` another way, the same planner (its plans, name and parameters stay):
+  // taot-block on a device instead of the CPU. NotFound for an unknown name.
+  absl::Status Rebind(std::string_view name, Factory factory);
 
   std::vector<std::string> names() const;
   // NotFound names the unknown planner and lists the known ones.
@@ -45,6 +48,9 @@ class PlannerRegistry {
     PlannerInfo info;
     Factory factory;
   };
+  // NotFound naming `name` and the known planners.
+  absl::Status Unknown(std::string_view name) const;
+
   std::vector<Entry> entries_;
 };
 

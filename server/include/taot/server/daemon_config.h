@@ -36,9 +36,12 @@ struct DaemonSettings {
   bool allow_unauthenticated = false;
   std::string config_file;
   std::vector<std::string> plugins;
+  // Where taot-block plans: "cpu", or "cuda:N" (a microbatch's rounds in one launch on device N).
+  std::string device = "cpu";
   // Derived by ConfigureDaemon.
   LogLevel level = LogLevel::kInfo;
   std::string token;
+  std::optional<int> cuda_device;  // N of --device cuda:N
 };
 
 // Reads the command line over the --config file into `settings`: flags given on the command
