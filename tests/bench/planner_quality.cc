@@ -7,7 +7,8 @@
 // The first planner is the reference. Per row: the mean cost of each (over families and seeds),
 // their ratio, the median and the worst family's ratio (named), and the cases where the planner
 // missed a target the reference met. Families: taot/sim/workload_families.h; cases: `taot gen`'s
-// generator, 8 ranks per node, 4,096 tokens x top-8 per rank. A markdown table on stdout.
+// generator, 8 ranks per node, 4,096 tokens x top-8 per rank. A markdown table on stdout; every
+// case's costs on stderr.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -108,6 +109,9 @@ int main(int argc, char** argv) {
               ratios.push_back({a.cost > 0 ? b.cost / a.cost : (b.cost > 0 ? 99.0 : 1.0),
                                 family.name + " s" + std::to_string(seed), a.cost, b.cost});
               if (a.met && !b.met) missed.push_back(family.name + " s" + std::to_string(seed));
+              std::fprintf(stderr, "  %s EP%d K%d %d%% %s s%d: cost %.0f%s vs %s %.0f%s\n", planners[p].c_str(), ranks,
+                           slots, target, family.name.c_str(), seed, b.cost, b.met ? "" : " (missed)",
+                           reference.c_str(), a.cost, a.met ? "" : " (missed)");
             }
           }
           std::sort(ratios.begin(), ratios.end(), [](auto& x, auto& y) { return x.ratio < y.ratio; });

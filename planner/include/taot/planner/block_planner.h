@@ -13,7 +13,9 @@
 //    node-mates' room: a piece that finishes the surplus goes to the tightest room it fits,
 //    otherwise to the roomiest.
 // 2. What is left crosses nodes: for each hot rank's biggest expert, direct pieces into the
-//    roomiest ranks of other nodes or a chain, the cheaper per token covered.
+//    roomiest ranks of other nodes or a chain, the cheaper per token covered. A rank still over
+//    the cap then relays the rest to a rank with a free slot that sheds as much of its own into
+//    rooms already holding its experts (with few slots, the rooms the last pieces part-filled).
 // A layer is placed by several trials of these steps (Trial: with or without step 0, whole
 //    surpluses first for few slots, direct pieces only), side by side on a device (one per warp,
 //    each in its own part of the scratch), and the cheapest plan that meets the cap is kept
@@ -129,7 +131,7 @@ enum class Trial : int32_t {
   kWholeFirst,       // step 1 only where a hot rank's whole surplus fits one room; the rest crosses
                      // nodes, in one piece where one fits (what few slots need), or splits last
   kFresh,            // steps 1 and 2 as if no replica were resident: when they hold slots it needs
-  kDirect,           // steps 1 and 2 without chains, which spend slots: when no other meets it
+  kDirect,           // steps 1 and 2 without chains (which spend slots), each hot rank finished in turn
 };
 
 namespace detail {
@@ -426,6 +428,36 @@ struct State {
     return true;
   }
 
+  // What rank m can shed with no slot: into the rooms of ranks that hold its experts already (as
+  // use_held sheds).
+  TAOT_HOST_DEVICE int64_t held_room(int32_t m) const {
+    int64_t sum = 0;
+    for (int32_t p = 0; p < pieces; ++p) {
+      if (home(pe[p]) == m && room(pr[p]) > 0 && home_left[pe[p]] > 0) sum += Min(room(pr[p]), home_left[pe[p]]);
+    }
+    return sum;
+  }
+
+  // A relay for hot rank h that step 2 left over the cap (every room that could take its expert
+  // is spent or too small: with few slots, the part-filled rooms of the last pieces): rank m with
+  // a free slot takes the rest of h's expert and sheds as much of its own into rooms that already
+  // hold its experts, for one piece more. The cheapest m that holds it all (the lower on ties).
+  // Returns whether it moved.
+  TAOT_HOST_DEVICE bool relay(int32_t h) {
+    const int32_t e = biggest(h);
+    if (e < 0 || home_left[e] < -room(h)) return false;
+    const int64_t want = -room(h);
+    int32_t best = -1;
+    for (int32_t m = 0; m < s.ranks; ++m) {
+      if (m == h || !can_take(m, e) || room(m) + held_room(m) < want) continue;
+      if (best < 0 || transfer(e, m) < transfer(e, best)) best = m;
+    }
+    if (best < 0) return false;
+    add(e, best, want);
+    use_held(best);
+    return true;
+  }
+
   // Room minus surplus over node n's ranks: what the node can take in once its own hot ranks are
   // under the cap (negative: what it must send out).
   TAOT_HOST_DEVICE int64_t node_net(int32_t n) const {
@@ -583,8 +615,11 @@ struct State {
         if (!moved) done[h] = 1;
       }
       for (int32_t r = 0; r < s.ranks; ++r) done[r] = 0;
-      // What crossing left, inside the nodes after all.
+      // What crossing left, inside the nodes after all; then relays for what is still over.
       if (trial == Trial::kWholeFirst) shed_inside_all(false);
+      for (int32_t r = 0; r < s.ranks; ++r) {
+        if (room(r) < 0) relay(r);
+      }
     }
     int64_t most = 0;
     for (int32_t r = 0; r < s.ranks; ++r) most = load[r] > most ? load[r] : most;
@@ -690,17 +725,15 @@ TAOT_HOST_DEVICE inline void PlanLayer(const Shape& s, const Layer& l, int tid, 
   }
   TAOT_BLOCK_SYNC();
   // The trials, trial t by thread 32 t (the first of a warp) where the block has it, else by the
-  // thread 32 t wraps to. The fallbacks (kFresh, kDirect) count only where no trial before them
-  // met the cap, so a thread skips them after a trial of its own met it; kFresh runs only with
-  // resident replicas.
+  // thread 32 t wraps to. The fallback kFresh counts only where no trial before it met the cap, so
+  // a thread skips it after a trial of its own met it, and runs only with resident replicas.
   const Trial trials[kTrials] = {Trial::kShed,       Trial::kExportShortfall, Trial::kExportWhole,
                                  Trial::kWholeFirst, Trial::kFresh,           Trial::kDirect};
-  bool met_before = false;  // a trial this thread ran met the cap: a fallback after it would not count
+  bool met_before = false;  // a trial this thread ran met the cap: kFresh after it would not count
   for (int32_t t = 0; t < kTrials; ++t) {
     if ((t * 32) % threads != tid) continue;
     result[3 * t + 2] = -1;
-    const bool fallback = trials[t] == Trial::kFresh || trials[t] == Trial::kDirect;
-    if ((fallback && met_before) || (trials[t] == Trial::kFresh && l.resident_count == 0)) continue;
+    if (trials[t] == Trial::kFresh && (met_before || l.resident_count == 0)) continue;
     detail::State st = detail::TrialState(s, l, t);
     st.trial = trials[t];
     result[3 * t] = st.place();
@@ -711,14 +744,13 @@ TAOT_HOST_DEVICE inline void PlanLayer(const Shape& s, const Layer& l, int tid, 
   TAOT_BLOCK_SYNC();
   if (tid == 0) {
     // The cheapest trial that meets the cap (else the lowest most load, then the cheapest; ties
-    // to the earlier); the fallbacks only when none before them met it.
+    // to the earlier); kFresh only when none before it met it.
     int32_t kept = -1;
     for (int32_t t = 0; t < kTrials; ++t) {
       if (result[3 * t + 2] < 0) continue;
       const int64_t most = result[3 * t], cost = result[3 * t + 1];
       const bool met = most <= l.cap, kept_met = kept >= 0 && result[3 * kept] <= l.cap;
-      const bool fallback = trials[t] == Trial::kFresh || trials[t] == Trial::kDirect;
-      if (fallback && kept_met) continue;
+      if (trials[t] == Trial::kFresh && kept_met) continue;
       const int64_t kept_most = kept >= 0 ? result[3 * kept] : 0, kept_cost = kept >= 0 ? result[3 * kept + 1] : 0;
       const bool better =
           kept < 0 || (met && !kept_met) ||
