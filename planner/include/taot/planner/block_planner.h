@@ -428,28 +428,25 @@ struct State {
     return true;
   }
 
-  // What rank m can shed with no slot: into the rooms of ranks that hold its experts already (as
-  // use_held sheds).
-  TAOT_HOST_DEVICE int64_t held_room(int32_t m) const {
-    int64_t sum = 0;
-    for (int32_t p = 0; p < pieces; ++p) {
-      if (home(pe[p]) == m && room(pr[p]) > 0 && home_left[pe[p]] > 0) sum += Min(room(pr[p]), home_left[pe[p]]);
-    }
-    return sum;
-  }
-
   // A relay for hot rank h that step 2 left over the cap (every room that could take its expert
   // is spent or too small: with few slots, the part-filled rooms of the last pieces): rank m with
   // a free slot takes the rest of h's expert and sheds as much of its own into rooms that already
-  // hold its experts, for one piece more. The cheapest m that holds it all (the lower on ties).
-  // Returns whether it moved.
+  // hold its experts (use_held), for one piece more. The cheapest m whose room and held rooms hold
+  // it all (the lower on ties). Returns whether it moved.
   TAOT_HOST_DEVICE bool relay(int32_t h) {
     const int32_t e = biggest(h);
     if (e < 0 || home_left[e] < -room(h)) return false;
     const int64_t want = -room(h);
+    // spare[m]: what m can shed with no slot, the rooms of the ranks holding its experts (one
+    // pass over the pieces for all m).
+    for (int32_t m = 0; m < s.ranks; ++m) spare[m] = 0;
+    for (int32_t p = 0; p < pieces; ++p) {
+      const int32_t x = pe[p], g = pr[p];
+      if (room(g) > 0 && home_left[x] > 0) spare[home(x)] += Min(room(g), home_left[x]);
+    }
     int32_t best = -1;
     for (int32_t m = 0; m < s.ranks; ++m) {
-      if (m == h || !can_take(m, e) || room(m) + held_room(m) < want) continue;
+      if (m == h || !can_take(m, e) || room(m) + spare[m] < want) continue;
       if (best < 0 || transfer(e, m) < transfer(e, best)) best = m;
     }
     if (best < 0) return false;
