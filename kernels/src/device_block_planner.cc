@@ -74,6 +74,7 @@ class DeviceBlockPlanner final : public Planner {
     cudaStreamDestroy(stream_);
   }
   std::string_view name() const override { return "taot-block"; }
+  Batching batching() const override { return Batching::kWhole; }
 
   absl::StatusOr<Plan> MakePlan(const PlanRequest& request) override {
     const PlanRequest* one[] = {&request};

@@ -231,6 +231,10 @@ void AddOptions(Flags& f, DaemonSettings& s) {
   f.Flag("--predictive", s.job.predictive,
          "Place every planned layer's next step from the start (WatchPrefetches); otherwise from the first "
          "watcher");
+  f.Option("--planning-threads", s.job.planning_threads,
+           "Threads that plan the rounds of a microbatch that are ready together, each layer on one (the same "
+           "plans; not for plugins, or for taot-block on a --device, which plans them in one launch)")
+      ->capture_default_str();
   f.Option("--device", s.device,
            "Where taot-block plans: cpu, or cuda:N to plan the rounds of a microbatch that are ready together "
            "in one launch on CUDA device N (the same plans; other planners stay on the CPU)")
@@ -397,6 +401,9 @@ absl::Status ConfigureDaemon(DaemonSettings& settings, std::optional<std::string
   if (absl::Status s = ConfigureJob(settings); !s.ok()) return s;
   if (absl::Status s = ConfigureTimes(settings); !s.ok()) return s;
   if (absl::Status s = ConfigureDevice(settings); !s.ok()) return s;
+  if (absl::Status s = InRange("--planning-threads", settings.job.planning_threads, 1, kMaxPlanningThreads); !s.ok()) {
+    return s;
+  }
   if (!ParseLogLevel(settings.log_level, settings.level)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--log-level: must be debug, info, warning or error, got ", Quoted(settings.log_level)));
@@ -428,6 +435,7 @@ std::vector<std::string> SettingsNeedingRestart(const DaemonSettings& running, c
       {"predictive", now.predictive != was.predictive},
       {"plugin", fresh.plugins != running.plugins},
       {"device", fresh.device != running.device},
+      {"planning-threads", now.planning_threads != was.planning_threads},
       {"listen", fresh.listen != running.listen},
       {"metrics-listen", fresh.metrics_listen != running.metrics_listen},
       {"round-timeout-ms", fresh.round_timeout_ms != running.round_timeout_ms},

@@ -68,6 +68,7 @@ absl::Status Job::Start(std::vector<int> node_of_rank) {
   rc.max_round_bytes = config_.max_round_bytes;
   rc.registry = config_.registry;
   rc.place = config_.predictive;
+  rc.planning_threads = config_.planning_threads;
   if (config_.observer != nullptr) {
     rc.on_plan = [observer = config_.observer](const RoundPlan& p) { observer->OnPlan(p); };
     rc.on_planner_dropped = [observer = config_.observer](const std::string& name, uint64_t version) {

@@ -61,6 +61,10 @@ absl::StatusOr<std::unique_ptr<PlanRounds>> PlanRounds::Create(RoundsConfig conf
     return absl::InvalidArgumentError("round_timeout: must be positive");
   }
   if (config.max_layers <= 0) return absl::InvalidArgumentError("max_layers: must be >= 1");
+  if (config.planning_threads < 1 || config.planning_threads > kMaxPlanningThreads) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("planning_threads: must be in [1, ", kMaxPlanningThreads, "], got ", config.planning_threads));
+  }
   if (config.keep_steps < 0) return absl::InvalidArgumentError("keep_steps: must be >= 0");
   if (config.max_step_ahead < 0) return absl::InvalidArgumentError("max_step_ahead: must be >= 0");
   if (config.max_round_bytes < RoundBytes(config)) {
@@ -75,7 +79,7 @@ absl::StatusOr<std::unique_ptr<PlanRounds>> PlanRounds::Create(RoundsConfig conf
 
 PlanRounds::PlanRounds(RoundsConfig config)
     : config_(std::move(config)),
-      planners_(*config_.registry, config_.on_planner_dropped),
+      planners_(*config_.registry, config_.on_planner_dropped, config_.planning_threads),
       prefetches_(config_.place) {}
 
 PlanRounds::~PlanRounds() {

@@ -1,5 +1,6 @@
 #include "taot/server/planner_slots.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -7,9 +8,12 @@
 
 namespace taot::server {
 
-PlannerSlot::PlannerSlot(std::string name, PlannerParams params, uint64_t version, std::unique_ptr<Planner> planner)
+PlannerSlot::PlannerSlot(std::string name, PlannerParams params, uint64_t version, std::unique_ptr<Planner> planner,
+                         int threads, Factory more)
     : PlannerSlot(std::move(name), std::move(params), version, std::make_shared<Turns>()) {
-  turns_->planner = std::move(planner);
+  turns_->planners.push_back(std::move(planner));
+  turns_->more = std::move(more);
+  if (threads > 1 && turns_->more) turns_->workers = std::make_unique<BatchWorkers>(threads);
 }
 
 PlannerSlot::PlannerSlot(std::string name, PlannerParams params, uint64_t version, std::shared_ptr<Turns> turns)
@@ -33,7 +37,7 @@ void PlannerSlot::GiveTurn() const {
 
 absl::StatusOr<ScoredPlan> PlannerSlot::Plan(const PlanRequest& request, absl::Time deadline) const {
   if (absl::Status s = TakeTurn(deadline); !s.ok()) return s;
-  absl::StatusOr<ScoredPlan> scored = RunPlanner(*turns_->planner, request);
+  absl::StatusOr<ScoredPlan> scored = RunPlanner(*turns_->planners.front(), request);
   GiveTurn();
   return scored;
 }
@@ -41,7 +45,29 @@ absl::StatusOr<ScoredPlan> PlannerSlot::Plan(const PlanRequest& request, absl::T
 std::vector<absl::StatusOr<ScoredPlan>> PlannerSlot::PlanBatch(std::span<const PlanRequest* const> requests,
                                                                absl::Time deadline) const {
   if (absl::Status s = TakeTurn(deadline); !s.ok()) return std::vector<absl::StatusOr<ScoredPlan>>(requests.size(), s);
-  std::vector<absl::StatusOr<ScoredPlan>> scored = RunPlannerBatch(*turns_->planner, requests);
+  Turns& turns = *turns_;
+  const bool spread = turns.workers != nullptr && turns.planners.front()->batching() == Planner::Batching::kSpread;
+  size_t parts = spread ? std::min(requests.size(), static_cast<size_t>(turns.workers->threads())) : 1;
+  // An instance for each part, made once; a factory that fails leaves fewer parts.
+  while (turns.planners.size() < parts) {
+    absl::StatusOr<std::unique_ptr<Planner>> another = turns.more();
+    if (!another.ok()) break;
+    turns.planners.push_back(*std::move(another));
+  }
+  parts = std::min(parts, turns.planners.size());
+  std::vector<absl::StatusOr<ScoredPlan>> scored;
+  if (parts <= 1) {
+    scored = RunPlannerBatch(*turns.planners.front(), requests);
+  } else {
+    scored.assign(requests.size(), absl::UnknownError("not planned"));
+    turns.workers->Run(static_cast<int>(parts), [&](int i) {
+      const size_t begin = requests.size() * static_cast<size_t>(i) / parts,
+                   end = requests.size() * static_cast<size_t>(i + 1) / parts;
+      std::vector<absl::StatusOr<ScoredPlan>> part =
+          RunPlannerBatch(*turns.planners[static_cast<size_t>(i)], requests.subspan(begin, end - begin));
+      std::move(part.begin(), part.end(), scored.begin() + static_cast<std::ptrdiff_t>(begin));
+    });
+  }
   GiveTurn();
   return scored;
 }
@@ -50,8 +76,8 @@ std::shared_ptr<const PlannerSlot> PlannerSlot::Renumbered(uint64_t version) con
   return std::shared_ptr<const PlannerSlot>(new PlannerSlot(name_, params_, version, turns_));
 }
 
-PlannerSlots::PlannerSlots(const PlannerRegistry& registry, DroppedCallback on_dropped)
-    : registry_(registry), on_dropped_(std::move(on_dropped)) {}
+PlannerSlots::PlannerSlots(const PlannerRegistry& registry, DroppedCallback on_dropped, int threads)
+    : registry_(registry), on_dropped_(std::move(on_dropped)), threads_(threads) {}
 
 absl::Status PlannerSlots::Set(const std::string& name, const PlannerParams& params, std::optional<uint64_t> version) {
   // Created outside the lock: a plugin's planner may take a while.
@@ -60,7 +86,8 @@ absl::Status PlannerSlots::Set(const std::string& name, const PlannerParams& par
   absl::MutexLock lock(&mu_);
   const uint64_t v = version.value_or(current_ == nullptr ? 1 : current_->version() + 1);
   previous_ = std::move(current_);
-  current_ = std::make_shared<const PlannerSlot>(name, params, v, *std::move(planner));
+  PlannerSlot::Factory more = [&registry = registry_, name, params] { return registry.CreateRunnable(name, params); };
+  current_ = std::make_shared<const PlannerSlot>(name, params, v, *std::move(planner), threads_, std::move(more));
   return absl::OkStatus();
 }
 

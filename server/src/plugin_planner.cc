@@ -46,6 +46,9 @@ class PluginPlanner final : public Planner {
   ~PluginPlanner() override { api_->destroy(context_); }
 
   std::string_view name() const override { return api_->name; }
+  // The plugin ABI promises nothing about two contexts planning at once (a plugin may keep state
+  // in its library): a batch stays on one instance.
+  Batching batching() const override { return Batching::kOneThread; }
 
   absl::StatusOr<Plan> MakePlan(const PlanRequest& request) override {
     const int R = request.ranks();

@@ -7,6 +7,7 @@
 // A round is one (step, layer) for every rank (stream: one step's L layers); its time runs from
 // the first rank's send to the last rank's plan. Prints a markdown table (docs/performance.md).
 //   build/tests/bench/daemon_bench [--ranks 8,64,256] [--rounds 200] [--paths unary,stream,matrix]
+//                                  [--planning-threads 1]
 #include <algorithm>
 #include <barrier>
 #include <chrono>
@@ -135,7 +136,7 @@ struct Paths {
   bool unary = true, stream = true, matrix = true;
 };
 
-void Bench(int R, int rounds, const Paths& paths, std::vector<Row>& rows) {
+void Bench(int R, int rounds, int planning_threads, const Paths& paths, std::vector<Row>& rows) {
   taot::sim::CaseOptions o;
   o.ranks = R;
   o.experts = kExperts;
@@ -147,6 +148,7 @@ void Bench(int R, int rounds, const Paths& paths, std::vector<Row>& rows) {
   config.experts = kExperts;
   config.node_of_rank = request.topology().node_of_rank();
   config.round_timeout = absl::Seconds(10);
+  config.planning_threads = planning_threads;
   std::unique_ptr<taot::server::Job> job = taot::server::Job::Create(config).value();
   taot::server::PlannerService service(*job);
   // The plan the bare service sends back: the daemon's own for this case.
@@ -276,6 +278,9 @@ int main(int argc, char** argv) {
   int rounds = 200;
   app.add_option("--ranks", ranks, "Rank counts")->delimiter(',');
   app.add_option("--rounds", rounds, "Rounds per path (stream: rounds / 8 messages)");
+  int planning_threads = 1;
+  app.add_option("--planning-threads", planning_threads, "The daemon's --planning-threads")
+      ->check(CLI::Range(1, taot::server::kMaxPlanningThreads));
   std::vector<std::string> names = {"unary", "stream", "matrix"};
   app.add_option("--paths", names, "Paths to measure")
       ->delimiter(',')
@@ -286,7 +291,7 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   for (int R : ranks) {
     std::cerr << "R = " << R << " ...\n";
-    Bench(R, rounds, paths, rows);
+    Bench(R, rounds, planning_threads, paths, rows);
   }
   std::printf(
       "| path | R | taot p50 ms | taot p99 ms | rounds/s | floor p50 ms | floor p99 ms | floor rounds/s | p50 / floor "

@@ -149,6 +149,11 @@ TEST(DaemonConfigTest, SizesPastThePlannersLimitsAreRefused) {
               HasSubstr("--grace-s"));
   EXPECT_THAT(Configure({"--world-size", "8", "--experts", "32", "--inter-node-cost", "nan"}).message(),
               HasSubstr("--inter-node-cost"));
+  for (const char* threads : {"0", "257"}) {
+    EXPECT_THAT(Configure({"--world-size", "8", "--experts", "32", "--planning-threads", threads}).message(),
+                HasSubstr("--planning-threads: must be in [1, 256]"));
+  }
+  EXPECT_TRUE(Configure({"--world-size", "8", "--experts", "32", "--planning-threads", "16"}).ok());
   EXPECT_TRUE(Configure({"--world-size", "4096", "--experts", "4096", "--ranks-per-node", "8"}).ok());
 }
 

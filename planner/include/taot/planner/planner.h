@@ -31,6 +31,12 @@ class Planner {
     for (const PlanRequest* request : requests) plans.push_back(MakePlan(*request));
     return plans;
   }
+  // How a caller with several cores may plan a batch (MakePlans): kSpread, over instances of the
+  // planner on several threads, each instance with its own scratch (the plans are the same);
+  // kWhole, in one MakePlans call (a planner on a device: one launch); kOneThread, one instance
+  // (a plugin, whose instances may share state).
+  enum class Batching { kSpread, kWhole, kOneThread };
+  virtual Batching batching() const { return Batching::kSpread; }
   // A comparison-only planner's plans may put more than slots_per_rank replicas on a rank (a
   // peer that re-packs every expert, as EPLB does): they can be scored and compared (RunPlanner
   // lifts the slot limit for them) but no rank could hold them, so the daemon and the client

@@ -50,6 +50,8 @@ struct JobConfig {
   const PlannerRegistry* registry = &PlannerRegistry::BuiltIn();
   // Predictive mode from the start: every planned layer also places its next step.
   bool predictive = false;
+  // Threads a batch of rounds is planned on (RoundsConfig::planning_threads).
+  int planning_threads = 1;
 };
 
 // What a rank says about itself when it registers.

@@ -56,6 +56,9 @@ struct RoundPlan {
   mutable std::string wire_;
 };
 
+// The most threads a batch is planned on (RoundsConfig::planning_threads).
+inline constexpr int kMaxPlanningThreads = 256;
+
 struct RoundsConfig {
   // The job's problem, shared by every round's request.
   std::shared_ptr<const Problem> problem;
@@ -79,6 +82,9 @@ struct RoundsConfig {
   const PlannerRegistry* registry = &PlannerRegistry::BuiltIn();
   // Place every planned layer's next step from the start (else from the feed's first watcher).
   bool place = false;
+  // Threads a batch of rounds (and of placements) is planned on, for a planner that allows it
+  // (Planner::batching): the same plans, sooner.
+  int planning_threads = 1;
 };
 
 class PlanRounds {

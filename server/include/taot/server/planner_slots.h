@@ -20,6 +20,7 @@
 #include "taot/planner/planner.h"
 #include "taot/planner/registry.h"
 #include "taot/planner/run_planner.h"
+#include "taot/server/batch_workers.h"
 
 namespace taot::server {
 
@@ -27,7 +28,13 @@ namespace taot::server {
 // buffers, so the slots that share a planner take turns with it (Plan).
 class PlannerSlot {
  public:
-  PlannerSlot(std::string name, PlannerParams params, uint64_t version, std::unique_ptr<Planner> planner);
+  // Makes another instance of the planner, for a batch spread over threads.
+  using Factory = std::function<absl::StatusOr<std::unique_ptr<Planner>>()>;
+  // `planner` is the first instance; with `threads` above 1, a batch of a planner that allows it
+  // (Planner::batching) is spread over that many threads, each with an instance of its own made
+  // by `more` when first needed.
+  PlannerSlot(std::string name, PlannerParams params, uint64_t version, std::unique_ptr<Planner> planner,
+              int threads = 1, Factory more = nullptr);
 
   const std::string& name() const { return name_; }
   const PlannerParams& params() const { return params_; }
@@ -37,8 +44,9 @@ class PlannerSlot {
   // busy with an earlier request at `deadline` (a planner that hangs), DEADLINE_EXCEEDED, so that
   // callers never queue up behind it.
   absl::StatusOr<ScoredPlan> Plan(const PlanRequest& request, absl::Time deadline) const;
-  // RunPlannerBatch on requests ready together (one launch for a planner on a device), in one
-  // turn; out[i] is requests[i]'s, every one DEADLINE_EXCEEDED when the turn does not come.
+  // RunPlannerBatch on requests ready together (one launch for a planner on a device; spread
+  // over the slot's threads, in contiguous parts, for a planner that allows it), in one turn;
+  // out[i] is requests[i]'s, every one DEADLINE_EXCEEDED when the turn does not come.
   std::vector<absl::StatusOr<ScoredPlan>> PlanBatch(std::span<const PlanRequest* const> requests,
                                                     absl::Time deadline) const;
 
@@ -51,7 +59,10 @@ class PlannerSlot {
   struct Turns {
     absl::Mutex mu;
     bool busy ABSL_GUARDED_BY(mu) = false;
-    std::unique_ptr<Planner> planner;
+    // The instances (the first always there), used by whoever has the turn.
+    std::vector<std::unique_ptr<Planner>> planners;
+    Factory more;
+    std::unique_ptr<BatchWorkers> workers;  // with more than one thread
   };
   PlannerSlot(std::string name, PlannerParams params, uint64_t version, std::shared_ptr<Turns> turns);
   // Waits until the planner is free and takes it; DEADLINE_EXCEEDED at `deadline`.
@@ -76,7 +87,8 @@ class PlannerSlots {
   // `on_dropped` is called (under the slots' lock: keep it short; metrics) with the planner that
   // replaces a failing one.
   using DroppedCallback = std::function<void(const std::string& name, uint64_t version)>;
-  PlannerSlots(const PlannerRegistry& registry, DroppedCallback on_dropped);
+  // Each planner put in use spreads a batch over `threads` threads where it allows it.
+  PlannerSlots(const PlannerRegistry& registry, DroppedCallback on_dropped, int threads = 1);
 
   // Creates `name` from the registry and puts it in use: with `version`, or with the next one
   // after the planner in use. On error (the registry's) nothing changes.
@@ -94,6 +106,7 @@ class PlannerSlots {
  private:
   const PlannerRegistry& registry_;
   const DroppedCallback on_dropped_;
+  const int threads_;
   mutable absl::Mutex mu_;
   std::shared_ptr<const PlannerSlot> current_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<const PlannerSlot> previous_ ABSL_GUARDED_BY(mu_);
