@@ -60,12 +60,13 @@ std::vector<absl::StatusOr<ScoredPlan>> PlannerSlot::PlanBatch(std::span<const P
     scored = RunPlannerBatch(*turns.planners.front(), requests);
   } else {
     scored.assign(requests.size(), absl::UnknownError("not planned"));
+    // Part i takes requests i, i + parts, ...: layers that cost more than others (a burst in some
+    // of them) spread over the parts.
     turns.workers->Run(static_cast<int>(parts), [&](int i) {
-      const size_t begin = requests.size() * static_cast<size_t>(i) / parts,
-                   end = requests.size() * static_cast<size_t>(i + 1) / parts;
-      std::vector<absl::StatusOr<ScoredPlan>> part =
-          RunPlannerBatch(*turns.planners[static_cast<size_t>(i)], requests.subspan(begin, end - begin));
-      std::move(part.begin(), part.end(), scored.begin() + static_cast<std::ptrdiff_t>(begin));
+      std::vector<const PlanRequest*> mine;
+      for (size_t j = static_cast<size_t>(i); j < requests.size(); j += parts) mine.push_back(requests[j]);
+      std::vector<absl::StatusOr<ScoredPlan>> part = RunPlannerBatch(*turns.planners[static_cast<size_t>(i)], mine);
+      for (size_t k = 0; k < part.size(); ++k) scored[static_cast<size_t>(i) + k * parts] = std::move(part[k]);
     });
   }
   GiveTurn();

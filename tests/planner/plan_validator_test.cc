@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <random>
+#include <set>
+#include <tuple>
+
+#include "taot/planner/registry.h"
 #include "test_requests.h"
 
 namespace taot {
@@ -51,6 +57,77 @@ TEST(ValidatePlanTest, RejectsEachBrokenRule) {
   EXPECT_EQ(Error(plan), "assignments[1]: (source 0, expert 0, rank 1) appears twice");
   plan.assignments = {{5, 0, 1, 3}};
   EXPECT_EQ(Error(plan), "assignments[0]: source 5 is out of range [0, 4)");
+}
+
+// An oracle for the assignment rules, written plainly: every entry in range with tokens > 0, on a
+// rank that holds a replica of its expert, no (source, expert, rank) twice, and no source sending
+// more of an expert to guests than it routes to it.
+bool AssignmentsKeepTheRules(const PlanRequest& request, const Plan& plan) {
+  const std::set<std::pair<int, int>> held = [&] {
+    std::set<std::pair<int, int>> out;
+    for (const Replica& r : plan.replicas) out.emplace(r.expert, r.rank);
+    return out;
+  }();
+  std::set<std::tuple<int, int, int>> seen;
+  std::map<std::pair<int, int>, int64_t> sent;
+  for (const Assignment& a : plan.assignments) {
+    if (a.source < 0 || a.source >= request.ranks() || a.expert < 0 || a.expert >= request.experts() || a.rank < 0 ||
+        a.rank >= request.ranks() || a.tokens <= 0 || !held.contains({a.expert, a.rank}) ||
+        !seen.emplace(a.source, a.expert, a.rank).second) {
+      return false;
+    }
+    if ((sent[{a.source, a.expert}] += a.tokens) > request.load.at(a.source, a.expert)) return false;
+  }
+  return true;
+}
+
+// ValidatePlan checks a plan's assignments on arrays and falls back to the hashed check for the
+// error: both must call the same plans valid. Valid plans of every planner, each broken in one
+// random way (a field moved, tokens raised, an entry repeated or dropped), against the oracle.
+TEST(ValidatePlanTest, CallsValidExactlyThePlansThatKeepTheRules) {
+  std::mt19937_64 rng(11);
+  int valid = 0, invalid = 0;
+  for (const std::string& name : PlannerRegistry::BuiltIn().names()) {
+    for (uint64_t seed = 1; seed <= 4; ++seed) {
+      const PlanRequest request = testing::RandomRequest(16, 64, 2, seed);
+      auto planner = PlannerRegistry::BuiltIn().Create(name).value();
+      if (planner->comparison_only()) continue;
+      const Plan plan = planner->MakePlan(request).value();
+      if (plan.assignments.empty()) continue;
+      for (int trial = 0; trial < 40; ++trial) {
+        Plan broken = plan;
+        Assignment& a = broken.assignments[rng() % broken.assignments.size()];
+        switch (trial % 7) {
+          case 0:
+            a.rank = static_cast<int32_t>(rng() % 17) - (trial % 2);
+            break;  // maybe no replica, maybe -1
+          case 1:
+            a.expert = static_cast<int32_t>(rng() % 64);
+            break;  // maybe not held there
+          case 2:
+            a.tokens += static_cast<int64_t>(rng() % 3) * 500;
+            break;  // maybe more than routed
+          case 3:
+            broken.assignments.push_back(a);
+            break;  // an entry twice
+          case 4:
+            a.source = static_cast<int32_t>(rng() % 18) - 1;
+            break;  // maybe out of range
+          case 5:
+            a.tokens = static_cast<int64_t>(rng() % 2);
+            break;  // maybe 0
+          case 6:
+            broken.assignments.erase(broken.assignments.begin());
+            break;  // still valid
+        }
+        const bool keeps = AssignmentsKeepTheRules(request, broken);
+        EXPECT_EQ(ValidatePlan(request, broken).ok(), keeps) << name << " seed " << seed << " trial " << trial;
+        (keeps ? valid : invalid) += 1;
+      }
+    }
+  }
+  EXPECT_GT(valid, 50);
+  EXPECT_GT(invalid, 100);
 }
 
 }  // namespace

@@ -106,12 +106,12 @@ std::vector<std::pair<int, size_t>> Plan(int threads, Planner::Batching batching
   return calls.batches;
 }
 
-TEST(BatchPlanningTest, ABatchIsSpreadOverTheThreadsInContiguousParts) {
+TEST(BatchPlanningTest, ABatchIsSpreadOverTheThreadsEveryPartTakingEveryNthLayer) {
   const std::vector<PlanRequest> layers = Layers(7);
   using Batches = std::vector<std::pair<int, size_t>>;
   Batches got = Plan(3, Planner::Batching::kSpread, layers);
   std::sort(got.begin(), got.end());
-  EXPECT_EQ(got, (Batches{{0, 2}, {0, 2}, {1, 2}, {1, 2}, {2, 3}, {2, 3}}));
+  EXPECT_EQ(got, (Batches{{0, 3}, {0, 3}, {1, 2}, {1, 2}, {2, 2}, {2, 2}}));
   // Fewer layers than threads: one each.
   got = Plan(4, Planner::Batching::kSpread, Layers(2));
   std::sort(got.begin(), got.end());

@@ -45,7 +45,8 @@ class PlannerSlot {
   // callers never queue up behind it.
   absl::StatusOr<ScoredPlan> Plan(const PlanRequest& request, absl::Time deadline) const;
   // RunPlannerBatch on requests ready together (one launch for a planner on a device; spread
-  // over the slot's threads, in contiguous parts, for a planner that allows it), in one turn;
+  // over the slot's threads for a planner that allows it, part i taking requests i, i + parts,
+  // ...), in one turn;
   // out[i] is requests[i]'s, every one DEADLINE_EXCEEDED when the turn does not come.
   std::vector<absl::StatusOr<ScoredPlan>> PlanBatch(std::span<const PlanRequest* const> requests,
                                                     absl::Time deadline) const;
