@@ -35,13 +35,6 @@ void PlannerSlot::GiveTurn() const {
   turns_->busy = false;
 }
 
-absl::StatusOr<ScoredPlan> PlannerSlot::Plan(const PlanRequest& request, absl::Time deadline) const {
-  if (absl::Status s = TakeTurn(deadline); !s.ok()) return s;
-  absl::StatusOr<ScoredPlan> scored = RunPlanner(*turns_->planners.front(), request);
-  GiveTurn();
-  return scored;
-}
-
 std::vector<absl::StatusOr<ScoredPlan>> PlannerSlot::PlanBatch(std::span<const PlanRequest* const> requests,
                                                                absl::Time deadline) const {
   if (absl::Status s = TakeTurn(deadline); !s.ok()) return std::vector<absl::StatusOr<ScoredPlan>>(requests.size(), s);

@@ -41,6 +41,12 @@ class GatedPlanner final : public Planner {
   std::unique_ptr<Planner> none_;
 };
 
+// The slot's plan of one request.
+absl::StatusOr<ScoredPlan> PlanOne(const PlannerSlot& slot, const PlanRequest& request, absl::Time deadline) {
+  const PlanRequest* one[] = {&request};
+  return std::move(slot.PlanBatch(one, deadline).front());
+}
+
 // A slot whose planner is a GatedPlanner.
 std::shared_ptr<const PlannerSlot> GatedSlot(absl::Notification& entered, absl::Notification& open) {
   PlannerRegistry registry;
@@ -132,7 +138,7 @@ TEST_F(PlannerSlotsTest, PlanRunsThePlannerAndScoresItsPlan) {
   PlannerSlots slots = Slots();
   ASSERT_TRUE(slots.Set("taot", {}).ok());
   const PlanRequest request = Case();
-  absl::StatusOr<ScoredPlan> scored = slots.current()->Plan(request, absl::InfiniteFuture());
+  absl::StatusOr<ScoredPlan> scored = PlanOne(*slots.current(), request, absl::InfiniteFuture());
   ASSERT_TRUE(scored.ok()) << scored.status();
   const ScoredPlan direct = *RunPlanner(**PlannerRegistry::BuiltIn().Create("taot"), request);
   EXPECT_EQ(scored->plan.replicas, direct.plan.replicas);
@@ -148,10 +154,10 @@ TEST_F(PlannerSlotsTest, RenumberedSlotsTakeTurnsWithTheirPlanner) {
   const PlanRequest request = Case();
   absl::StatusOr<ScoredPlan> first = absl::UnknownError("unset"), second = absl::UnknownError("unset");
   std::atomic<bool> second_done{false};
-  std::thread busy([&] { first = slot->Plan(request, absl::InfiniteFuture()); });
+  std::thread busy([&] { first = PlanOne(*slot, request, absl::InfiniteFuture()); });
   entered.WaitForNotification();
   std::thread waiting([&] {
-    second = renumbered->Plan(request, absl::InfiniteFuture());
+    second = PlanOne(*renumbered, request, absl::InfiniteFuture());
     second_done = true;
   });
   absl::SleepFor(absl::Milliseconds(50));
@@ -170,15 +176,15 @@ TEST_F(PlannerSlotsTest, ACallerGivesUpOnABusyPlannerAtItsDeadline) {
   const std::shared_ptr<const PlannerSlot> slot = GatedSlot(entered, open);
   const PlanRequest request = Case();
   absl::StatusOr<ScoredPlan> hung = absl::UnknownError("unset");
-  std::thread busy([&] { hung = slot->Plan(request, absl::InfiniteFuture()); });
+  std::thread busy([&] { hung = PlanOne(*slot, request, absl::InfiniteFuture()); });
   entered.WaitForNotification();
-  const absl::StatusOr<ScoredPlan> turned_away = slot->Plan(request, absl::Now() + absl::Milliseconds(20));
+  const absl::StatusOr<ScoredPlan> turned_away = PlanOne(*slot, request, absl::Now() + absl::Milliseconds(20));
   EXPECT_EQ(turned_away.status().code(), absl::StatusCode::kDeadlineExceeded) << turned_away.status();
   EXPECT_NE(turned_away.status().message().find("planner gated is still busy"), std::string::npos);
   open.Notify();
   busy.join();
   EXPECT_TRUE(hung.ok()) << hung.status();
-  const absl::StatusOr<ScoredPlan> next = slot->Plan(request, absl::Now() + absl::Seconds(30));
+  const absl::StatusOr<ScoredPlan> next = PlanOne(*slot, request, absl::Now() + absl::Seconds(30));
   EXPECT_TRUE(next.ok()) << next.status();
 }
 

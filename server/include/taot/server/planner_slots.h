@@ -40,14 +40,11 @@ class PlannerSlot {
   const PlannerParams& params() const { return params_; }
   uint64_t version() const { return version_; }
 
-  // RunPlanner on `request` (validated, timed, scored), once the planner is free; if it is still
-  // busy with an earlier request at `deadline` (a planner that hangs), DEADLINE_EXCEEDED, so that
-  // callers never queue up behind it.
-  absl::StatusOr<ScoredPlan> Plan(const PlanRequest& request, absl::Time deadline) const;
-  // RunPlannerBatch on requests ready together (one launch for a planner on a device; spread
-  // over the slot's threads for a planner that allows it, part i taking requests i, i + parts,
-  // ...), in one turn;
-  // out[i] is requests[i]'s, every one DEADLINE_EXCEEDED when the turn does not come.
+  // RunPlannerBatch on requests ready together (validated, timed, checked, scored: one launch
+  // for a planner on a device; spread over the slot's threads for a planner that allows it, part
+  // i taking requests i, i + parts, ...), once the planner is free; out[i] is requests[i]'s. If
+  // the planner is still busy with an earlier batch at `deadline` (a planner that hangs), every
+  // one is DEADLINE_EXCEEDED, so that callers never queue up behind it.
   std::vector<absl::StatusOr<ScoredPlan>> PlanBatch(std::span<const PlanRequest* const> requests,
                                                     absl::Time deadline) const;
 
