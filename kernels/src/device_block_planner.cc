@@ -155,16 +155,16 @@ class DeviceBlockPlanner final : public Planner {
     if (absl::Status s = Reserve(run.size(), resident_words); !s.ok()) return s;
     const block::Shape& s = shape_;
     const int64_t cells = int64_t{s.ranks} * s.experts, pieces = block::MaxPieces(s), entries = block::MaxEntries(s);
-    std::vector<int64_t> caps;
+    caps_.clear();
     size_t resident_at = 0;
     for (size_t i = 0; i < run.size(); ++i) {
       const PlanRequest& request = *run[i];
       std::copy(request.load.data().begin(), request.load.data().end(), staged_loads_.get() + i * cells);
       ResidentPairs(request.resident, sorted_resident_, resident_pairs_);
       std::copy(resident_pairs_.begin(), resident_pairs_.end(), staged_resident_.get() + resident_at);
-      caps.push_back(BlockCap(request, params_));
+      caps_.push_back(BlockCap(request, params_));
       staged_layers_.get()[i] = {.load = loads_.get() + i * cells,
-                                 .cap = caps.back(),
+                                 .cap = caps_.back(),
                                  .resident = resident_.get() + resident_at,
                                  .resident_count = static_cast<int32_t>(request.resident.size()),
                                  .piece_expert = outputs_.piece_expert.get() + i * pieces,
@@ -189,7 +189,9 @@ class DeviceBlockPlanner final : public Planner {
       if (absl::Status st = Check(e, "planning"); !st.ok()) return st;
     }
     // Each layer's plan is the head of its arrays, as long as its counts say.
-    std::vector<HostOutputs> got(n);
+    // Kept from batch to batch, so that a warm batch allocates nothing for its plans' arrays.
+    if (got_.size() < n) got_.resize(n);
+    std::vector<HostOutputs>& got = got_;
     for (size_t i = 0; i < n; ++i) {
       const auto p = static_cast<size_t>(counts_.get()[2 * i]), q = static_cast<size_t>(counts_.get()[2 * i + 1]);
       for (cudaError_t e : {Download(got[i].piece_expert, outputs_.piece_expert.get() + i * pieces, p),
@@ -203,7 +205,7 @@ class DeviceBlockPlanner final : public Planner {
     }
     if (absl::Status st = Check(cudaStreamSynchronize(stream_), "downloading the plans"); !st.ok()) return st;
     for (size_t i = 0; i < n; ++i) {
-      const block::Layer on_host = {.cap = caps[i],
+      const block::Layer on_host = {.cap = caps_[i],
                                     .piece_expert = got[i].piece_expert.data(),
                                     .piece_rank = got[i].piece_rank.data(),
                                     .piece_tokens = got[i].piece_tokens.data(),
@@ -248,6 +250,8 @@ class DeviceBlockPlanner final : public Planner {
   std::vector<Replica> sorted_resident_;
   std::vector<int32_t> resident_pairs_;
   std::vector<int64_t> by_source_;
+  std::vector<int64_t> caps_;     // the batch's layers' caps
+  std::vector<HostOutputs> got_;  // their plans' arrays, downloaded
 };
 
 // Whether `device` can be used: it exists and takes a context.

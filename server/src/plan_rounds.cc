@@ -340,36 +340,15 @@ absl::StatusOr<std::shared_ptr<const RoundPlan>> PlanRounds::Await(RoundKey key,
 }
 
 absl::StatusOr<PlanRounds::Ticket> PlanRounds::SubmitRow(RoundKey key, int rank, std::span<const int64_t> row) {
-  if (absl::Status s = CheckKey(key); !s.ok()) return s;
-  const int R = config_.problem->ranks();
-  if (rank < 0 || rank >= R) {
-    return absl::InvalidArgumentError(absl::StrCat("rank: must be in [0, ", R, "), got ", rank));
-  }
-  if (absl::Status s = CheckRow(row, config_.problem->experts); !s.ok()) return s;
-  absl::StatusOr<Ticket> ticket = SubmitCheckedRow(key, rank, row);
-  RunSettled();  // the row may have completed the round
-  return ticket;
+  const LayerRow one[] = {{key.layer, row}};
+  absl::StatusOr<std::vector<Ticket>> tickets = Submit(key.step, rank, one, /*name_rows=*/false);
+  if (!tickets.ok()) return tickets.status();
+  return std::move(tickets->front());
 }
 
-absl::StatusOr<PlanRounds::Ticket> PlanRounds::SubmitCheckedRow(RoundKey key, int rank, std::span<const int64_t> row) {
-  absl::MutexLock lock(&mu_);
-  absl::StatusOr<std::shared_ptr<Round>> found = FindOrCreate(key);
-  if (!found.ok()) return found.status();
-  Round& round = **found;
-  if (round.reported[rank]) {
-    if (!SameRow(round.request.load, rank, row)) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("rank ", rank, " already reported a different load for ", KeyText(key)));
-    }
-  } else if (round.state == State::kCollecting) {
-    const int64_t added = RowTotal(row);
-    if (absl::Status s = CheckTotal(round.total, added); !s.ok()) return s;
-    if (CountRow(round, rank, row, added)) {
-      const KeyedRound complete[] = {{key, *found}};
-      PlanTogether(complete);
-    }
-  }
-  return Ticket(key, *std::move(found));
+absl::StatusOr<std::vector<PlanRounds::Ticket>> PlanRounds::SubmitRows(int64_t step, int rank,
+                                                                       std::span<const LayerRow> rows) {
+  return Submit(step, rank, rows, /*name_rows=*/true);
 }
 
 bool PlanRounds::CountRow(Round& round, int rank, std::span<const int64_t> row, int64_t row_total) {
@@ -379,18 +358,18 @@ bool PlanRounds::CountRow(Round& round, int rank, std::span<const int64_t> row, 
   return --round.missing == 0;
 }
 
-absl::StatusOr<std::vector<PlanRounds::Ticket>> PlanRounds::SubmitRows(int64_t step, int rank,
-                                                                       std::span<const LayerRow> rows) {
+absl::StatusOr<std::vector<PlanRounds::Ticket>> PlanRounds::Submit(int64_t step, int rank,
+                                                                   std::span<const LayerRow> rows, bool name_rows) {
   const int R = config_.problem->ranks();
-  if (rank < 0 || rank >= R) {
-    return absl::InvalidArgumentError(absl::StrCat("rank: must be in [0, ", R, "), got ", rank));
-  }
-  auto named = [](size_t i, const absl::Status& s) {
-    return absl::Status(s.code(), absl::StrCat("layers[", i, "]: ", s.message()));
+  auto named = [name_rows](size_t i, const absl::Status& s) {
+    return name_rows ? absl::Status(s.code(), absl::StrCat("layers[", i, "]: ", s.message())) : s;
   };
   std::vector<int64_t> totals;
   for (size_t i = 0; i < rows.size(); ++i) {
     if (absl::Status s = CheckKey({step, rows[i].layer}); !s.ok()) return named(i, s);
+    if (rank < 0 || rank >= R) {
+      return absl::InvalidArgumentError(absl::StrCat("rank: must be in [0, ", R, "), got ", rank));
+    }
     if (absl::Status s = CheckRow(rows[i].row, config_.problem->experts); !s.ok()) return named(i, s);
     for (size_t j = 0; j < i; ++j) {
       if (rows[j].layer == rows[i].layer) {

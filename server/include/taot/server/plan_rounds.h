@@ -175,8 +175,9 @@ class PlanRounds {
   // Makes `count` new rounds of `step` (CheckNewStep passed), when there is room for all of them.
   absl::StatusOr<std::vector<std::shared_ptr<Round>>> CreateRounds(int64_t step, std::span<const int32_t> layers)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // SubmitRow and ReportMatrix past their argument checks.
-  absl::StatusOr<Ticket> SubmitCheckedRow(RoundKey key, int rank, std::span<const int64_t> row)
+  // SubmitRow and SubmitRows: every row checked, then counted (name_rows: errors name the row as
+  // layers[i]); ReportMatrix past its argument checks.
+  absl::StatusOr<std::vector<Ticket>> Submit(int64_t step, int rank, std::span<const LayerRow> rows, bool name_rows)
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::shared_ptr<const RoundPlan>> ReportCheckedMatrix(RoundKey key, LoadMatrix load)
       ABSL_LOCKS_EXCLUDED(mu_);
