@@ -3,10 +3,13 @@
 // and the median and the worst family side by side (docs/performance.md, "Planning latency by
 // family").
 //   build/tests/bench/planner_families [--ranks 16,64,256] [--slots 2] [--planners taot,echo]
-//                                      [--budget-ms 200]   (a markdown table on stdout, progress on stderr)
+//                                      [--budget-ms 200] [--resident off,on]
+//   (a markdown table on stdout, progress on stderr)
 // Families: taot/sim/workload_families.h (zipf-like at 10-90%, bursts of 1, 3 and R/8 experts,
 // uniform). Cases are `taot gen`'s generator, seed 1, 8 ranks per node, 4,096 tokens x top-8 per
-// rank.
+// rank. With --resident on, each case is planned with resident replicas, as every microbatch of
+// a step but the first is in training: those the same planner's plan of the family's seed-2 case
+// leaves (rows marked "+ resident").
 // warm: one planner instance planning the same case again and again (its scratch reused), the
 // median plan; cold: a new instance's first plan, the median over fresh instances. Both run for
 // about --budget-ms each (at least 3 plans). One core; compare planners within one run.
@@ -41,6 +44,22 @@ double MicrosSince(Clock::time_point start) {
   return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
 }
 
+// The family's case for `seed`; exits on an error.
+taot::PlanRequest FamilyCase(const taot::sim::WorkloadFamily& family, int ranks, int slots, uint64_t seed) {
+  taot::sim::CaseOptions o;
+  o.ranks = ranks;
+  o.experts = 4 * ranks;
+  o.slots_per_rank = slots;
+  o.seed = seed;
+  family.apply(o);
+  absl::StatusOr<taot::sim::GeneratedCase> generated = taot::sim::GenerateCase(o);
+  if (!generated.ok()) {
+    std::cerr << "planner_families: " << family.name << ": " << generated.status().message() << "\n";
+    std::exit(1);
+  }
+  return std::move(generated->request);
+}
+
 // Median microseconds of `plan_once` over about budget_ms of calls (at least 3).
 double MedianOver(double budget_ms, const std::function<void()>& plan_once) {
   std::vector<double> times;
@@ -60,7 +79,8 @@ struct Row {
 
 int Usage(const char* why) {
   std::cerr << "planner_families: " << why
-            << "\nusage: planner_families [--ranks 16,64,256] [--slots 2] [--planners taot,echo] [--budget-ms 200]\n";
+            << "\nusage: planner_families [--ranks 16,64,256] [--slots 2] [--planners taot,echo] [--budget-ms 200] "
+               "[--resident off,on]\n";
   return 2;
 }
 
@@ -71,6 +91,7 @@ int main(int argc, char** argv) {
   std::vector<int> slots_list = {2};
   std::vector<std::string> planners = {"taot", "echo"};
   double budget_ms = 200;
+  std::vector<std::string> residents = {"off"};
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (i + 1 >= argc) return Usage(("missing the value of " + flag).c_str());
@@ -79,6 +100,11 @@ int main(int argc, char** argv) {
       (flag == "--ranks" ? ranks_list : slots_list) = Ints(value);
     } else if (flag == "--planners") {
       planners = Split(value);
+    } else if (flag == "--resident") {
+      residents = Split(value);
+      for (const std::string& r : residents) {
+        if (r != "off" && r != "on") return Usage(("--resident takes off and on, not " + r).c_str());
+      }
     } else if (flag == "--budget-ms") {
       budget_ms = std::atof(value.c_str());
     } else {
@@ -93,44 +119,43 @@ int main(int argc, char** argv) {
     if (!taot::PlannerRegistry::BuiltIn().Create(name).ok()) return Usage(("unknown planner " + name).c_str());
     for (int ranks : ranks_list) {
       for (int slots : slots_list) {
-        std::vector<Row> rows;
-        for (const taot::sim::WorkloadFamily& family : taot::sim::WorkloadFamilies(ranks)) {
-          taot::sim::CaseOptions o;
-          o.ranks = ranks;
-          o.experts = 4 * ranks;
-          o.slots_per_rank = slots;
-          o.seed = 1;
-          family.apply(o);
-          absl::StatusOr<taot::sim::GeneratedCase> generated = taot::sim::GenerateCase(o);
-          if (!generated.ok()) {
-            std::cerr << "planner_families: " << family.name << ": " << generated.status().message() << "\n";
-            return 1;
+        for (const std::string& resident : residents) {
+          std::vector<Row> rows;
+          for (const taot::sim::WorkloadFamily& family : taot::sim::WorkloadFamilies(ranks)) {
+            taot::PlanRequest request = FamilyCase(family, ranks, slots, 1);
+            std::unique_ptr<taot::Planner> warm = taot::PlannerRegistry::BuiltIn().Create(name).value();
+            if (resident == "on") {
+              absl::StatusOr<taot::Plan> previous = warm->MakePlan(FamilyCase(family, ranks, slots, 2));
+              if (!previous.ok()) {
+                std::cerr << "planner_families: " << family.name << ": " << previous.status().message() << "\n";
+                return 1;
+              }
+              request.resident = previous->replicas;
+            }
+            (void)warm->MakePlan(request);  // the first plan sizes its scratch
+            const double warm_us = MedianOver(budget_ms, [&] { (void)warm->MakePlan(request); });
+            const double cold_us = MedianOver(budget_ms, [&] {
+              std::unique_ptr<taot::Planner> fresh = taot::PlannerRegistry::BuiltIn().Create(name).value();
+              (void)fresh->MakePlan(request);
+            });
+            rows.push_back({family.name, warm_us, cold_us});
+            std::fprintf(stderr, "  %s EP%d K%d %-12s%s warm %9.1f us  cold %9.1f us\n", name.c_str(), ranks, slots,
+                         family.name.c_str(), resident == "on" ? " + resident" : "", warm_us, cold_us);
           }
-          const taot::PlanRequest& request = generated->request;
-          std::unique_ptr<taot::Planner> warm = taot::PlannerRegistry::BuiltIn().Create(name).value();
-          (void)warm->MakePlan(request);  // the first plan sizes its scratch
-          const double warm_us = MedianOver(budget_ms, [&] { (void)warm->MakePlan(request); });
-          const double cold_us = MedianOver(budget_ms, [&] {
-            std::unique_ptr<taot::Planner> fresh = taot::PlannerRegistry::BuiltIn().Create(name).value();
-            (void)fresh->MakePlan(request);
-          });
-          rows.push_back({family.name, warm_us, cold_us});
-          std::fprintf(stderr, "  %s EP%d K%d %-12s warm %9.1f us  cold %9.1f us\n", name.c_str(), ranks, slots,
-                       family.name.c_str(), warm_us, cold_us);
+          std::vector<double> warm, cold;
+          for (const Row& r : rows) {
+            warm.push_back(r.warm_us);
+            cold.push_back(r.cold_us);
+          }
+          const Row& worst_warm =
+              *std::max_element(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.warm_us < b.warm_us; });
+          const Row& worst_cold =
+              *std::max_element(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.cold_us < b.cold_us; });
+          std::printf("| %s | EP%d / E%d%s | %d | %.0f | %.0f (%s) | %.0f | %.0f (%s) |\n", name.c_str(), ranks,
+                      4 * ranks, resident == "on" ? " + resident" : "", slots, Median(warm), worst_warm.warm_us,
+                      worst_warm.family.c_str(), Median(cold), worst_cold.cold_us, worst_cold.family.c_str());
+          std::fflush(stdout);
         }
-        std::vector<double> warm, cold;
-        for (const Row& r : rows) {
-          warm.push_back(r.warm_us);
-          cold.push_back(r.cold_us);
-        }
-        const Row& worst_warm =
-            *std::max_element(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.warm_us < b.warm_us; });
-        const Row& worst_cold =
-            *std::max_element(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.cold_us < b.cold_us; });
-        std::printf("| %s | EP%d / E%d | %d | %.0f | %.0f (%s) | %.0f | %.0f (%s) |\n", name.c_str(), ranks, 4 * ranks,
-                    slots, Median(warm), worst_warm.warm_us, worst_warm.family.c_str(), Median(cold),
-                    worst_cold.cold_us, worst_cold.family.c_str());
-        std::fflush(stdout);
       }
     }
   }

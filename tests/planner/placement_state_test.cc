@@ -96,12 +96,23 @@ TEST(PlacementStateTest, AddPieceMovesTokensTakesASlotAndCostsWhatTheTopologySay
 }
 
 TEST(PlacementStateTest, AResidentReplicaCostsNothing) {
+  // Nodes {0, 1} and {2, 3}, two experts per rank; the replicas come unsorted, the last expert's
+  // among them.
   PlanRequest r = OneRow(4, 8, 2, {30, 20, 10, 5, 40, 0, 0, 15}, 2);
-  r.resident = {{1, 3}};
+  r.resident = {{7, 0}, {1, 3}, {1, 2}, {0, 2}};
   BoundState b(std::move(r), 30);
   EXPECT_EQ(b.state.PieceCost(0, 1, 3), 0.0);
+  EXPECT_EQ(b.state.PieceCost(0, 1, 2), 0.0);
+  EXPECT_EQ(b.state.PieceCost(0, 0, 2), 0.0);
   EXPECT_EQ(b.state.PieceCost(0, 0, 3), 3.0);
   EXPECT_EQ(b.state.PieceCost(0, 0, 1), 1.0);
+  EXPECT_EQ(b.state.PieceCost(3, 7, 0), 0.0);
+  EXPECT_EQ(b.state.PieceCost(3, 7, 1), 3.0);
+  EXPECT_EQ(b.state.PieceCost(3, 6, 2), 1.0);
+  // Replicas of a rank's experts on ranks of other nodes: rank 0's three, rank 3's one.
+  EXPECT_EQ(b.state.ResidentAcross(0), 3);
+  EXPECT_EQ(b.state.ResidentAcross(1), 0);
+  EXPECT_EQ(b.state.ResidentAcross(3), 1);
 }
 
 TEST(PlacementStateTest, BestFitAcrossNodesIsTheTightestBinThatFitsElseTheRoomiest) {

@@ -102,11 +102,32 @@ SplitCover::Split EveryJ(const PlacementState& state, int h, double bound) {
   return best;
 }
 
-// Bursts (one expert of a rank made 8-40x hotter), where many pieces inside win, and ranks that
-// already hold pieces across nodes (what a cover grows first); with and without a bound.
+// Resident replicas of hot ranks' biggest experts, where a piece costs nothing: on a rank of
+// another node (a free piece across) and on a node-mate, within every rank's K slots.
+void AddResidents(PlanRequest& request, uint64_t seed) {
+  const LoadSums sums = SumLoads(request);
+  const int R = request.ranks(), per_rank = request.experts_per_rank(), K = request.slots_per_rank();
+  std::vector<int> used(static_cast<size_t>(R), 0);
+  for (int h = static_cast<int>(seed % 3); h < R; h += 2) {
+    int e = h * per_rank;
+    for (int x = e; x < (h + 1) * per_rank; ++x) {
+      if (sums.expert_totals[x] > sums.expert_totals[e]) e = x;
+    }
+    for (int c : {(h + R / 2) % R, h ^ 1}) {
+      if (c != h && used[c] < K) {
+        ++used[c];
+        request.resident.push_back({e, c});
+      }
+    }
+  }
+}
+
+// Bursts (one expert of a rank made 8-40x hotter), where many pieces inside win, ranks that
+// already hold pieces across nodes (what a cover grows first), and resident replicas (free
+// pieces, inside and across); with and without a bound.
 TEST(SplitCoverTest, ThePrunedSearchFindsTheSplitThatWeighingEveryJFinds) {
-  int compared = 0, inside = 0;
-  for (uint64_t seed = 0; seed < 160; ++seed) {
+  int compared = 0, inside = 0, with_residents = 0;
+  for (uint64_t seed = 0; seed < 240; ++seed) {
     const int ranks = 16, experts = 64, slots = 1 + static_cast<int>(seed % 4);
     PlanRequest request = taot::testing::RandomRequest(ranks, experts, slots, seed, 4);
     if (seed % 4 != 3) {
@@ -115,6 +136,7 @@ TEST(SplitCoverTest, ThePrunedSearchFindsTheSplitThatWeighingEveryJFinds) {
         request.load.at(src, hot) *= 8 + static_cast<int64_t>(seed % 33);
     }
     if (seed % 5 == 4) request = testing::OnRandomMatrix(std::move(request), 4, seed);
+    if (seed % 3 == 1) AddResidents(request, seed);
     const LoadSums sums = SumLoads(request);
     BoundState b(request, LoadCap(sums.total, ranks, 2.0 + static_cast<double>(seed % 3) * 4.0));
     PlacementState& s = b.state;
@@ -135,14 +157,16 @@ TEST(SplitCoverTest, ThePrunedSearchFindsTheSplitThatWeighingEveryJFinds) {
         EXPECT_EQ(got.inside, want.inside) << "seed " << seed << ", rank " << h << ", bound " << bound;
         EXPECT_EQ(got.key, want.key) << "seed " << seed << ", rank " << h << ", bound " << bound;
         inside += want.inside > 0 ? 1 : 0;
+        with_residents += request.resident.empty() ? 0 : 1;
         ++compared;
       }
       if (s.surplus(h) > 0) split.Apply(s, h, split.Plan(s, h, kNoBound).inside);
       s.EndDeferral();
     }
   }
-  EXPECT_GT(compared, 400);
-  EXPECT_GT(inside, 100);  // the pieces inside mattered, not only j = 0
+  EXPECT_GT(compared, 600);
+  EXPECT_GT(inside, 150);  // the pieces inside mattered, not only j = 0
+  EXPECT_GT(with_residents, 150);
 }
 
 }  // namespace

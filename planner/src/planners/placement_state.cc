@@ -14,6 +14,12 @@ void PlacementState::Bind(const PlanRequest& request, const LoadSums& sums) {
   if (tree_) tree_costs_ = *request.topology().tree_costs();
   resident_ = request.resident;
   std::sort(resident_.begin(), resident_.end());
+  resident_start_.clear();
+  if (!resident_.empty()) {
+    resident_start_.assign(static_cast<size_t>(request.experts()) + 1, 0);
+    for (const Replica& r : resident_) ++resident_start_[r.expert + 1];
+    for (int e = 0; e < request.experts(); ++e) resident_start_[e + 1] += resident_start_[e];
+  }
   v_.held.assign(static_cast<size_t>(request.ranks()) * request.slots_per_rank(), 0);
 }
 
@@ -47,6 +53,14 @@ void PlacementState::Reset(int64_t cap) {
 
 // ---------------------------------------------------------------------------------------------
 // Queries.
+
+int PlacementState::ResidentAcross(int h) const {
+  // resident_ is sorted by (expert, rank), and h's experts are one run of expert ids.
+  const auto first = std::lower_bound(resident_.begin(), resident_.end(), Replica{h * per_rank_, -1});
+  const auto last = std::lower_bound(first, resident_.end(), Replica{(h + 1) * per_rank_, -1});
+  return static_cast<int>(
+      std::count_if(first, last, [&](const Replica& r) { return !topology_->same_node(h, r.rank); }));
+}
 
 int PlacementState::BestFitOtherNodes(int h, int e, int64_t want) const {
   // Every bin of another node costs the same (the inter-node cost) on a two-level topology, so

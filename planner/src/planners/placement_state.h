@@ -130,15 +130,20 @@ class PlacementState {
     return c != h && IsOpen(c) && InScope(h, c, scope) && !Holds(e, c);
   }
   double PieceCost(int h, int e, int c) const {
-    if (resident_.empty() && tree_) return topology_->same_node(h, c) ? tree_costs_.intra : tree_costs_.inter;
-    const bool resident =
-        !resident_.empty() && std::binary_search(resident_.begin(), resident_.end(),
-                                                 Replica{static_cast<int32_t>(e), static_cast<int32_t>(c)});
-    return resident ? 0.0 : topology_->cost(h, c);
+    if (!resident_.empty()) {
+      // An expert has few resident replicas, if any: a scan of its run beats a search of all.
+      for (int i = resident_start_[e]; i < resident_start_[e + 1]; ++i) {
+        if (resident_[i].rank == c) return 0.0;
+      }
+    }
+    if (tree_) return topology_->same_node(h, c) ? tree_costs_.intra : tree_costs_.inter;
+    return topology_->cost(h, c);
   }
-  // What any new piece across nodes costs at least: the inter-node cost on a two-level topology
-  // with no resident replicas, else 0 (a resident replica's piece is free).
-  double CrossNodePieceCostFloor() const { return resident_.empty() && tree_ ? tree_costs_.inter : 0.0; }
+  // What a new piece across nodes costs unless it reuses a resident replica (then it is free):
+  // the inter-node cost on a two-level topology, else 0 (no such floor).
+  double CrossNodePieceCost() const { return tree_ ? tree_costs_.inter : 0.0; }
+  // How many replicas of h's experts are resident on ranks of other nodes.
+  int ResidentAcross(int h) const;
   // h's expert with the most tokens left (the lowest among equals), or -1 when none has any.
   int LargestExpert(int h) const {
     int e = h * per_rank_;
@@ -191,6 +196,7 @@ class PlacementState {
   bool tree_ = false;
   TreeCosts tree_costs_;
   std::vector<Replica> resident_;
+  std::vector<int> resident_start_;  // expert e's resident replicas: resident_[start[e], start[e + 1])
   Values v_;
   std::vector<Change> log_;
   bool logging_ = false;

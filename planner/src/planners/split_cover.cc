@@ -19,10 +19,11 @@ bool SplitCover::NextInside(int& e, int& c) const {
 }
 
 void SplitCover::PrepareFloor(const PlacementState& state, int h) {
-  piece_floor_ = state.CrossNodePieceCostFloor();
+  piece_floor_ = state.CrossNodePieceCost();
   growth_ = 0;
   roomiest_sums_.clear();
   if (piece_floor_ <= 0) return;
+  free_pieces_ = state.ResidentAcross(h);
   const Topology& topo = state.topology();
   for (int i = state.first_piece(h); i >= 0; i = state.next_piece(i)) {
     const int c = state.pieces()[i].rank;
@@ -43,7 +44,8 @@ double SplitCover::CrossNodeFloor(int64_t rem) const {
   if (piece_floor_ <= 0 || need <= 0) return 0;
   const auto it = std::lower_bound(roomiest_sums_.begin(), roomiest_sums_.end(), need);
   if (it == roomiest_sums_.end()) return -1;
-  return static_cast<double>(it - roomiest_sums_.begin() + 1) * piece_floor_;
+  const int64_t pieces = it - roomiest_sums_.begin() + 1;
+  return static_cast<double>(std::max<int64_t>(0, pieces - free_pieces_)) * piece_floor_;
 }
 
 SplitCover::Split SplitCover::Plan(const PlacementState& state, int h, double bound) {

@@ -43,19 +43,20 @@ class SplitCover {
   // The split's next piece inside h's node: the biggest expert into the roomiest bin (the
   // lowest rank among equals).
   bool NextInside(int& e, int& c) const;
-  // Readies CrossNodeFloor for hot rank h (two-level topologies with no resident replica; else
-  // it answers 0 throughout).
+  // Readies CrossNodeFloor for hot rank h (two-level topologies; elsewhere it answers 0
+  // throughout).
   void PrepareFloor(const PlacementState& state, int h);
   // A floor under what covering `rem` tokens of h from other nodes adds to the cost, or -1 when
   // no cover can place them all. Pieces inside leave other nodes' bins as they are, so one table
   // serves every j: n new pieces fill at most n bins, so a cover takes at least as many as the
   // roomiest open bins of other nodes need to hold what h's pieces there cannot grow into, and
-  // each costs at least the inter-node cost.
+  // each costs at least the inter-node cost but for as many as h has replicas resident there.
   double CrossNodeFloor(int64_t rem) const;
 
   Sketch sketch_;
   std::vector<Sketch::Mark> inside_;    // the sketch after j pieces inside, j = 0, 1, ...
-  double piece_floor_ = 0;              // PlacementState::CrossNodePieceCostFloor
+  double piece_floor_ = 0;              // PlacementState::CrossNodePieceCost
+  int free_pieces_ = 0;                 // PlacementState::ResidentAcross: pieces across that may be free
   int64_t growth_ = 0;                  // room of the bins of other nodes where h has pieces
   std::vector<int64_t> roomiest_sums_;  // room of the i + 1 roomiest open bins of other nodes
 };

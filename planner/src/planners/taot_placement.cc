@@ -255,22 +255,34 @@ void Placement::CoverNode(int node) {
   s.EndDeferral();
 }
 
-std::tuple<int64_t, double> Placement::CoverAll(const std::vector<int>& order, const Pass& pass) {
+std::optional<std::tuple<int64_t, double>> Placement::CoverAll(const std::vector<int>& order, const Pass& pass,
+                                                               double bound) {
   PlacementState& s = state_;
   sheds_ = pass.sheds;
-  std::vector<int> nodes = order;
+  std::vector<int>& nodes = pass_nodes_;
+  nodes = order;
   if (pass.exporters_first) {
     std::stable_partition(nodes.begin(), nodes.end(), [&](int n) { return exports_[n] > 0; });
   }
+  // Between nodes a pass only adds pieces (CoverNode's trials are undone inside it), so its cost
+  // never falls: once it reaches the bound, the pass cannot end cheaper.
+  const auto lost = [&] { return s.cost() >= bound; };
   if (pass.sequence) {
     sequence_.Cover(s, nodes, *pass.sequence);
+    if (lost()) return std::nullopt;
   } else {
-    for (int node : nodes) CoverNode(node);
+    for (int node : nodes) {
+      CoverNode(node);
+      if (lost()) return std::nullopt;
+    }
   }
   // Handoffs leave receivers over the cap in nodes that may already be done: their turn again.
   for (int node : nodes) {
     std::span<const int> ranks = s.topology().ranks_of_node(node);
-    if (std::any_of(ranks.begin(), ranks.end(), [&](int r) { return s.surplus(r) > 0; })) CoverNode(node);
+    if (std::any_of(ranks.begin(), ranks.end(), [&](int r) { return s.surplus(r) > 0; })) {
+      CoverNode(node);
+      if (lost()) return std::nullopt;
+    }
   }
   for (int h = 0; h < s.ranks(); ++h) {
     if (s.surplus(h) > 0) CoverRank(s, h, Scope::kAnywhere);
@@ -282,7 +294,7 @@ std::tuple<int64_t, double> Placement::CoverAll(const std::vector<int>& order, c
       if (s.surplus(h) > 0) CoverRank(s, h, Scope::kAnywhere);
     }
   }
-  return {std::accumulate(surpluses.begin(), surpluses.end(), int64_t{0}), s.cost()};
+  return std::make_tuple(std::accumulate(surpluses.begin(), surpluses.end(), int64_t{0}), s.cost());
 }
 
 bool Placement::CrossesTwiceBetweenTwoNodes(const std::vector<Piece>& pieces) {
@@ -305,12 +317,18 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces, bool first_met) {
   bool have_best = false;
   std::tuple<int64_t, double> best_key;
   base_ = s.values();
-  auto run = [&](const Pass& pass) {
+  // A pass with `abortable` set stops once it cannot beat the best plan that meets the cap. The
+  // exporters-first pass is not abortable where sequences follow it: it leaves every exporting
+  // node's carriers at none, which the sequences' second covers reuse.
+  auto run = [&](const Pass& pass, bool abortable) {
     if (have_best && first_met && std::get<0>(best_key) == 0) return;
     if (have_best) s.Restore(base_);
-    const std::tuple<int64_t, double> key = CoverAll(order, pass);
-    if (!have_best || key < best_key) {
-      best_key = key;
+    const bool bounded = abortable && have_best && std::get<0>(best_key) == 0;
+    const std::optional<std::tuple<int64_t, double>> key =
+        CoverAll(order, pass, bounded ? std::get<1>(best_key) : std::numeric_limits<double>::infinity());
+    if (!key) return;
+    if (!have_best || *key < best_key) {
+      best_key = *key;
       pieces = s.pieces();
       have_best = true;
     }
@@ -325,8 +343,8 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces, bool first_met) {
   const bool tight = (room - surplus) * 100 <= s.total_load();
   // The transport's node order, then exporters first (reusing the first pass's carriers).
   handoff_tried_ = false;
-  run({false, ChainCovers::Sheds::kWhole, std::nullopt});
-  if (any_exporter) run({true, ChainCovers::Sheds::kWhole, std::nullopt});
+  run({false, ChainCovers::Sheds::kWhole, std::nullopt}, true);
+  if (any_exporter) run({true, ChainCovers::Sheds::kWhole, std::nullopt}, !tight);
   if (tight) {
     using Order = SequenceCover::Order;
     constexpr Order kSequences[] = {
@@ -334,7 +352,7 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces, bool first_met) {
         {Order::kRankOrder, true, true},           {Order::kBiggestExpertLast, false, true},
         {Order::kBiggestSurplusLast, true, false}, {Order::kBiggestExpertLast, true, false},
         {Order::kRankOrder, true, false},          {Order::kBiggestExpertLast, false, false}};
-    for (const Order& sequence : kSequences) run({false, ChainCovers::Sheds::kWhole, sequence});
+    for (const Order& sequence : kSequences) run({false, ChainCovers::Sheds::kWhole, sequence}, true);
   }
   // A carriers' handoff is chosen on an optimistic estimate (Sheds::kWhole): where one was
   // weighed, and the best plan sends two pieces or more from one node to another (which one
@@ -343,7 +361,7 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces, bool first_met) {
   // pass without handoffs, or a second node order, adds nothing).
   if (handoff_tried_ && CrossesTwiceBetweenTwoNodes(pieces)) {
     carriers_chosen_.assign(carriers_chosen_.size(), -1);
-    run({false, ChainCovers::Sheds::kPieces, std::nullopt});
+    run({false, ChainCovers::Sheds::kPieces, std::nullopt}, true);
   }
   return std::get<0>(best_key) == 0;
 }

@@ -73,8 +73,9 @@ class Placement {
     ChainCovers::Sheds sheds;
     std::optional<SequenceCover::Order> sequence;  // northwest-corner covers instead of CoverNode
   };
-  // Covers every node in one pass from the state after step 1; (surplus left, cost).
-  std::tuple<int64_t, double> CoverAll(const std::vector<int>& order, const Pass& pass);
+  // Covers every node in one pass from the state after step 1; (surplus left, cost), or nothing
+  // once its cost reaches `bound` (the pass cannot beat a plan of that cost).
+  std::optional<std::tuple<int64_t, double>> CoverAll(const std::vector<int>& order, const Pass& pass, double bound);
   // The order of step 2; also fills exports_ and clears the carrier choices.
   const std::vector<int>& NodeOrder();
   void CoverNode(int node);
@@ -99,6 +100,7 @@ class Placement {
   SequenceCover sequence_;
   std::vector<int64_t> exports_;          // per node: what the exact rank-level transport sends out
   std::vector<int> node_order_;           // NodeOrder's
+  std::vector<int> pass_nodes_;           // CoverAll's order of the nodes
   std::vector<int> carriers_chosen_;      // per node: carriers CoverNode chose first (-1: not yet)
   std::vector<char> carriers_handing_;    // per node: whether those carriers hand off
   std::vector<int64_t> supply_, demand_;  // the rank-level transport's input, consumed
