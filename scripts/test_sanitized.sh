@@ -4,6 +4,9 @@
 # (TAOT_SANITIZE) into ./build-asan (or $TAOT_ASAN_BUILD_DIR), run with ctest. The Python tests
 # stay in the plain build: an instrumented extension module would need the sanitizer runtime
 # preloaded into Python.
+# It is also CI's build without CUDA (-DTAOT_WITH_CUDA=OFF, a supported configuration: README,
+# "Building"): the extension module and the daemon are compiled in it as well, so that code that
+# only builds with CUDA fails here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${TAOT_ASAN_BUILD_DIR:-build-asan}"
@@ -11,10 +14,10 @@ build="${TAOT_ASAN_BUILD_DIR:-build-asan}"
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 targets=(taot_planner_tests taot_sim_tests taot_kernels_cpu_tests taot_server_tests taot_service_tests
          taot_service_hardening_tests taot_plugin_tests taot_plugin_planner_tests taot_daemon_config_tests taot_client_tests
-         taot_client_mode_tests taot_c_api_test taot_tools_tests)
+         taot_client_mode_tests taot_c_api_test taot_tools_tests taot_python taot-planner)
 if [ ! -f "$build/build.ninja" ]; then
   # -O1 keeps the instrumented build and its tests quick; frame pointers keep the reports readable.
-  cmake -S . -B "$build" -G Ninja -DTAOT_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  cmake -S . -B "$build" -G Ninja -DTAOT_SANITIZE=ON -DTAOT_WITH_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g"
 fi
 cmake --build "$build" --parallel "$(nproc)" --target "${targets[@]}"

@@ -246,7 +246,11 @@ PYBIND11_MODULE(_taot, m) {
       "Connects over NCCL with a communicator of taot's own on `device`; moves run on `stream` (a cudaStream_t as an "
       "integer, e.g. torch.cuda.Stream().cuda_stream; 0: a stream of its own). Buffers are device addresses.");
 #endif
-  m.attr("has_nccl") = static_cast<bool>(TAOT_WITH_NCCL + 0);
+#if TAOT_WITH_NCCL
+  m.attr("has_nccl") = true;
+#else
+  m.attr("has_nccl") = false;
+#endif
 
   py::class_<PendingExchange>(m, "PendingMove", "Weight moves under way")
       .def(

@@ -1,9 +1,10 @@
 // Plan latency over families of workloads, so that no family hides behind another (a benchmark,
-// not a test): for each planner, EP size (E = 4R) and K, every family's warm and cold latency,
+// not a test): for each planner, EP size, experts per rank (E = 4R unless --experts-per-rank says
+// otherwise: E = R is DeepSeek-V3 at EP256, Qwen3-30B-A3B at EP128) and K, every family's warm and cold latency,
 // and the median and the worst family side by side (docs/performance.md, "Planning latency by
 // family").
 //   build/tests/bench/planner_families [--ranks 16,64,256] [--slots 2] [--planners taot,echo]
-//                                      [--budget-ms 200] [--resident off,on]
+//                                      [--budget-ms 200] [--resident off,on] [--experts-per-rank 4]
 //   (a markdown table on stdout, progress on stderr)
 // Families: taot/sim/workload_families.h (zipf-like at 10-90%, bursts of 1, 3 and R/8 experts,
 // uniform). Cases are `taot gen`'s generator, seed 1, 8 ranks per node, 4,096 tokens x top-8 per
@@ -45,10 +46,11 @@ double MicrosSince(Clock::time_point start) {
 }
 
 // The family's case for `seed`; exits on an error.
-taot::PlanRequest FamilyCase(const taot::sim::WorkloadFamily& family, int ranks, int slots, uint64_t seed) {
+taot::PlanRequest FamilyCase(const taot::sim::WorkloadFamily& family, int ranks, int experts, int slots,
+                             uint64_t seed) {
   taot::sim::CaseOptions o;
   o.ranks = ranks;
-  o.experts = 4 * ranks;
+  o.experts = experts;
   o.slots_per_rank = slots;
   o.seed = seed;
   family.apply(o);
@@ -77,10 +79,51 @@ struct Row {
   double warm_us, cold_us;
 };
 
+// One table row: `name`'s warm and cold latency on every family of EP`ranks` with E `experts`
+// (each family's on stderr), resident replicas or not. False on an error, said on stderr.
+bool PrintFamilies(const std::string& name, int ranks, int experts, int slots, bool resident, double budget_ms) {
+  std::vector<Row> rows;
+  for (const taot::sim::WorkloadFamily& family : taot::sim::WorkloadFamilies(ranks)) {
+    taot::PlanRequest request = FamilyCase(family, ranks, experts, slots, 1);
+    std::unique_ptr<taot::Planner> warm = taot::PlannerRegistry::BuiltIn().Create(name).value();
+    if (resident) {
+      absl::StatusOr<taot::Plan> previous = warm->MakePlan(FamilyCase(family, ranks, experts, slots, 2));
+      if (!previous.ok()) {
+        std::cerr << "planner_families: " << family.name << ": " << previous.status().message() << "\n";
+        return false;
+      }
+      request.resident = previous->replicas;
+    }
+    (void)warm->MakePlan(request);  // the first plan sizes its scratch
+    const double warm_us = MedianOver(budget_ms, [&] { (void)warm->MakePlan(request); });
+    const double cold_us = MedianOver(budget_ms, [&] {
+      std::unique_ptr<taot::Planner> fresh = taot::PlannerRegistry::BuiltIn().Create(name).value();
+      (void)fresh->MakePlan(request);
+    });
+    rows.push_back({family.name, warm_us, cold_us});
+    std::fprintf(stderr, "  %s EP%d E%d K%d %-12s%s warm %9.1f us  cold %9.1f us\n", name.c_str(), ranks, experts,
+                 slots, family.name.c_str(), resident ? " + resident" : "", warm_us, cold_us);
+  }
+  std::vector<double> warm, cold;
+  for (const Row& r : rows) {
+    warm.push_back(r.warm_us);
+    cold.push_back(r.cold_us);
+  }
+  const Row& worst_warm =
+      *std::max_element(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.warm_us < b.warm_us; });
+  const Row& worst_cold =
+      *std::max_element(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.cold_us < b.cold_us; });
+  std::printf("| %s | EP%d / E%d%s | %d | %.0f | %.0f (%s) | %.0f | %.0f (%s) |\n", name.c_str(), ranks, experts,
+              resident ? " + resident" : "", slots, Median(warm), worst_warm.warm_us, worst_warm.family.c_str(),
+              Median(cold), worst_cold.cold_us, worst_cold.family.c_str());
+  std::fflush(stdout);
+  return true;
+}
+
 int Usage(const char* why) {
   std::cerr << "planner_families: " << why
             << "\nusage: planner_families [--ranks 16,64,256] [--slots 2] [--planners taot,echo] [--budget-ms 200] "
-               "[--resident off,on]\n";
+               "[--resident off,on] [--experts-per-rank 4]\n";
   return 2;
 }
 
@@ -89,6 +132,7 @@ int Usage(const char* why) {
 int main(int argc, char** argv) {
   std::vector<int> ranks_list = {16, 64, 256};
   std::vector<int> slots_list = {2};
+  std::vector<int> per_rank_list = {4};
   std::vector<std::string> planners = {"taot", "echo"};
   double budget_ms = 200;
   std::vector<std::string> residents = {"off"};
@@ -98,6 +142,8 @@ int main(int argc, char** argv) {
     const std::string value = argv[++i];
     if (flag == "--ranks" || flag == "--slots") {
       (flag == "--ranks" ? ranks_list : slots_list) = Ints(value);
+    } else if (flag == "--experts-per-rank") {
+      per_rank_list = Ints(value);
     } else if (flag == "--planners") {
       planners = Split(value);
     } else if (flag == "--resident") {
@@ -118,43 +164,11 @@ int main(int argc, char** argv) {
   for (const std::string& name : planners) {
     if (!taot::PlannerRegistry::BuiltIn().Create(name).ok()) return Usage(("unknown planner " + name).c_str());
     for (int ranks : ranks_list) {
-      for (int slots : slots_list) {
-        for (const std::string& resident : residents) {
-          std::vector<Row> rows;
-          for (const taot::sim::WorkloadFamily& family : taot::sim::WorkloadFamilies(ranks)) {
-            taot::PlanRequest request = FamilyCase(family, ranks, slots, 1);
-            std::unique_ptr<taot::Planner> warm = taot::PlannerRegistry::BuiltIn().Create(name).value();
-            if (resident == "on") {
-              absl::StatusOr<taot::Plan> previous = warm->MakePlan(FamilyCase(family, ranks, slots, 2));
-              if (!previous.ok()) {
-                std::cerr << "planner_families: " << family.name << ": " << previous.status().message() << "\n";
-                return 1;
-              }
-              request.resident = previous->replicas;
-            }
-            (void)warm->MakePlan(request);  // the first plan sizes its scratch
-            const double warm_us = MedianOver(budget_ms, [&] { (void)warm->MakePlan(request); });
-            const double cold_us = MedianOver(budget_ms, [&] {
-              std::unique_ptr<taot::Planner> fresh = taot::PlannerRegistry::BuiltIn().Create(name).value();
-              (void)fresh->MakePlan(request);
-            });
-            rows.push_back({family.name, warm_us, cold_us});
-            std::fprintf(stderr, "  %s EP%d K%d %-12s%s warm %9.1f us  cold %9.1f us\n", name.c_str(), ranks, slots,
-                         family.name.c_str(), resident == "on" ? " + resident" : "", warm_us, cold_us);
+      for (int per_rank : per_rank_list) {
+        for (int slots : slots_list) {
+          for (const std::string& resident : residents) {
+            if (!PrintFamilies(name, ranks, per_rank * ranks, slots, resident == "on", budget_ms)) return 1;
           }
-          std::vector<double> warm, cold;
-          for (const Row& r : rows) {
-            warm.push_back(r.warm_us);
-            cold.push_back(r.cold_us);
-          }
-          const Row& worst_warm =
-              *std::max_element(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.warm_us < b.warm_us; });
-          const Row& worst_cold =
-              *std::max_element(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.cold_us < b.cold_us; });
-          std::printf("| %s | EP%d / E%d%s | %d | %.0f | %.0f (%s) | %.0f | %.0f (%s) |\n", name.c_str(), ranks,
-                      4 * ranks, resident == "on" ? " + resident" : "", slots, Median(warm), worst_warm.warm_us,
-                      worst_warm.family.c_str(), Median(cold), worst_cold.cold_us, worst_cold.family.c_str());
-          std::fflush(stdout);
         }
       }
     }
