@@ -1,8 +1,8 @@
 // Plan latency over families of workloads, so that no family hides behind another (a benchmark,
 // not a test): for each planner, EP size, experts per rank (E = 4R unless --experts-per-rank says
-// otherwise: E = R is DeepSeek-V3 at EP256, Qwen3-30B-A3B at EP128) and K, every family's warm and cold latency,
-// and the median and the worst family side by side (docs/performance.md, "Planning latency by
-// family").
+// otherwise: E = R is DeepSeek-V3 at EP256, Qwen3-30B-A3B at EP128) and K, every family's warm
+// and cold latency, and the median and the worst family side by side (docs/performance.md,
+// "Planning latency by family").
 //   build/tests/bench/planner_families [--ranks 16,64,256] [--slots 2] [--planners taot,echo]
 //                                      [--budget-ms 200] [--resident off,on] [--experts-per-rank 4]
 //   (a markdown table on stdout, progress on stderr)
