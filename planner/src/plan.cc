@@ -1,7 +1,10 @@
 #include "taot/planner/plan.h"
 
 #include <algorithm>
+#include <span>
 #include <vector>
+
+#include "group_by_key.h"
 
 namespace taot {
 namespace {
@@ -26,12 +29,11 @@ void SortAssignments(std::vector<Assignment>& assignments) {
     }
     sources = std::max(sources, a.source + 1);
   }
-  std::vector<size_t> start(static_cast<size_t>(sources) + 1, 0);
-  for (const Assignment& a : assignments) ++start[static_cast<size_t>(a.source) + 1];
-  for (size_t s = 0; s < static_cast<size_t>(sources); ++s) start[s + 1] += start[s];
-  std::vector<Assignment> sorted(assignments.size());
-  std::vector<size_t> next(start.begin(), start.end() - 1);
-  for (const Assignment& a : assignments) sorted[next[static_cast<size_t>(a.source)]++] = a;
+  std::vector<size_t> start;
+  std::vector<Assignment> sorted;
+  GroupByKey(
+      std::span<const Assignment>(assignments), static_cast<size_t>(sources),
+      [](const Assignment& a) { return a.source; }, [](const Assignment& a) { return a; }, start, sorted);
   for (size_t s = 0; s < static_cast<size_t>(sources); ++s) {
     std::sort(sorted.begin() + static_cast<std::ptrdiff_t>(start[s]),
               sorted.begin() + static_cast<std::ptrdiff_t>(start[s + 1]), BeforeInSource);

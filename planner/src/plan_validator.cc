@@ -1,6 +1,7 @@
 #include "taot/planner/plan_validator.h"
 
 #include <algorithm>
+#include <span>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -9,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "group_by_key.h"
 
 namespace taot {
 namespace {
@@ -68,23 +70,21 @@ bool AssignmentsValid(const PlanRequest& request, const Plan& plan) {
     }
   }
   // Each rank's replicas' experts, sorted (the replicas are valid: no pair twice).
-  std::vector<size_t> held_start(R + 1, 0);
-  for (const Replica& r : plan.replicas) ++held_start[static_cast<size_t>(r.rank) + 1];
-  for (size_t r = 0; r < R; ++r) held_start[r + 1] += held_start[r];
-  std::vector<int32_t> held(plan.replicas.size());
-  std::vector<size_t> next(held_start.begin(), held_start.end() - 1);
-  for (const Replica& r : plan.replicas) held[next[static_cast<size_t>(r.rank)]++] = r.expert;
+  std::vector<size_t> held_start;
+  std::vector<int32_t> held;
+  GroupByKey(
+      std::span<const Replica>(plan.replicas), R, [](const Replica& r) { return r.rank; },
+      [](const Replica& r) { return r.expert; }, held_start, held);
   for (size_t r = 0; r < R; ++r) {
     std::sort(held.begin() + static_cast<std::ptrdiff_t>(held_start[r]),
               held.begin() + static_cast<std::ptrdiff_t>(held_start[r + 1]));
   }
   // The entries by source; each source's by (expert, rank), so that a pair twice is adjacent.
-  std::vector<size_t> by_start(R + 1, 0);
-  for (const Assignment& a : plan.assignments) ++by_start[static_cast<size_t>(a.source) + 1];
-  for (size_t r = 0; r < R; ++r) by_start[r + 1] += by_start[r];
-  std::vector<const Assignment*> by_source(plan.assignments.size());
-  next.assign(by_start.begin(), by_start.end() - 1);
-  for (const Assignment& a : plan.assignments) by_source[next[static_cast<size_t>(a.source)]++] = &a;
+  std::vector<size_t> by_start;
+  std::vector<const Assignment*> by_source;
+  GroupByKey(
+      std::span<const Assignment>(plan.assignments), R, [](const Assignment& a) { return a.source; },
+      [](const Assignment& a) { return &a; }, by_start, by_source);
   for (size_t s = 0; s < R; ++s) {
     const auto first = by_source.begin() + static_cast<std::ptrdiff_t>(by_start[s]),
                last = by_source.begin() + static_cast<std::ptrdiff_t>(by_start[s + 1]);
