@@ -13,37 +13,9 @@ namespace {
 
 using testing::BoundState;
 using testing::OneRow;
+using testing::RandomChange;
 using testing::RandomState;
 using testing::SameState;
-
-// One random change that keeps the state well formed (a piece needs a free slot and an expert
-// the bin does not hold yet); sometimes nothing.
-void RandomChange(PlacementState& s, std::mt19937_64& rng) {
-  const int R = s.ranks(), E = R * s.experts_per_rank();
-  switch (rng() % 4) {
-    case 0:
-      for (int tries = 0; tries < 20; ++tries) {
-        const int e = static_cast<int>(rng() % E), c = static_cast<int>(rng() % R), h = s.home_of(e);
-        if (c == h || s.slots(c) == 0 || s.Holds(e, c) || s.left(e) == 0) continue;
-        s.AddPiece(h, e, c, 1 + static_cast<int64_t>(rng() % s.left(e)));
-        return;
-      }
-      return;
-    case 1: {
-      if (s.pieces().empty()) return;
-      const int i = static_cast<int>(rng() % s.pieces().size());
-      const int e = s.pieces()[i].expert;
-      if (s.left(e) > 0) s.GrowPiece(s.home_of(e), i, 1 + static_cast<int64_t>(rng() % s.left(e)));
-      return;
-    }
-    case 2:
-      s.SetRoom(static_cast<int>(rng() % R), static_cast<int64_t>(rng() % 60) - 20, static_cast<int64_t>(rng() % 60));
-      return;
-    default:
-      s.AddDebt(static_cast<double>(rng() % 7) / 4.0);
-      return;
-  }
-}
 
 // The open bins by (room, rank), computed afresh.
 std::vector<Bin> OpenBins(const PlacementState& s) {

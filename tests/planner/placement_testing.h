@@ -1,6 +1,6 @@
 // Helpers shared by the tests of the expert level of `taot` (placement_*_test.cc and the cover
-// tests): a placement state bound to a request it owns, an exact comparison of two states, and
-// random cases on a two-level and on a general topology.
+// tests): a placement state bound to a request it owns, an exact comparison of two states,
+// random cases on a two-level and on a general topology, and random changes to a state.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -70,6 +70,35 @@ inline std::unique_ptr<BoundState> RandomState(uint64_t seed, int ranks = 8, int
   const LoadSums sums = SumLoads(r);
   const int64_t cap = LoadCap(sums.total, ranks, 2.0 + static_cast<double>(seed % 5) * 5.0);
   return std::make_unique<BoundState>(std::move(r), cap);
+}
+
+// One random change that keeps the state well formed (a piece needs a free slot and an expert
+// the bin does not hold yet); sometimes nothing.
+inline void RandomChange(PlacementState& s, std::mt19937_64& rng) {
+  const int R = s.ranks(), E = R * s.experts_per_rank();
+  switch (rng() % 4) {
+    case 0:
+      for (int tries = 0; tries < 20; ++tries) {
+        const int e = static_cast<int>(rng() % E), c = static_cast<int>(rng() % R), h = s.home_of(e);
+        if (c == h || s.slots(c) == 0 || s.Holds(e, c) || s.left(e) == 0) continue;
+        s.AddPiece(h, e, c, 1 + static_cast<int64_t>(rng() % s.left(e)));
+        return;
+      }
+      return;
+    case 1: {
+      if (s.pieces().empty()) return;
+      const int i = static_cast<int>(rng() % s.pieces().size());
+      const int e = s.pieces()[i].expert;
+      if (s.left(e) > 0) s.GrowPiece(s.home_of(e), i, 1 + static_cast<int64_t>(rng() % s.left(e)));
+      return;
+    }
+    case 2:
+      s.SetRoom(static_cast<int>(rng() % R), static_cast<int64_t>(rng() % 60) - 20, static_cast<int64_t>(rng() % 60));
+      return;
+    default:
+      s.AddDebt(static_cast<double>(rng() % 7) / 4.0);
+      return;
+  }
 }
 
 // Whether two states are the same as far as any query can tell: every value, the pieces and

@@ -19,6 +19,7 @@ namespace {
 using testing::BoundState;
 using testing::OneRow;
 using testing::RandomState;
+using testing::SameState;
 using testing::Triples;
 
 constexpr double kNoBound = std::numeric_limits<double>::infinity();
@@ -41,7 +42,7 @@ TEST(SplitCoverTest, APieceInsideWhenTheOtherNodesCannotTakeItAll) {
   const SplitCover::Split s = split.Plan(b.state, 0, kNoBound);
   EXPECT_EQ(s.inside, 1);
   EXPECT_EQ(s.key, (SplitCover::Key{0, 7.0}));
-  split.Apply(b.state, 0, s.inside);
+  split.Apply(b.state, 0);
   using Pieces = std::vector<std::tuple<int, int, int64_t>>;
   EXPECT_EQ(Triples(b.state.pieces()), (Pieces{{0, 1, 10}, {0, 2, 15}, {0, 3, 5}}));
 }
@@ -55,8 +56,24 @@ TEST(SplitCoverTest, ABoundBelowEveryPieceInsideStopsTheSearchAtNone) {
   EXPECT_EQ(s.key, (SplitCover::Key{10, 6.0}));
 }
 
-TEST(SplitCoverTest, ThePlannedKeyIsWhatApplyingTheSplitLeaves) {
-  int compared = 0;
+// A split made as the state's own covers make it: `inside` pieces inside (h's biggest expert into
+// the roomiest bin of its node, the lowest rank among equals), then CoverRank across nodes. What
+// Apply, which replays the sketch Plan weighed, must match.
+void MakeSplit(PlacementState& s, int h, int inside) {
+  for (int j = 0; j < inside; ++j) {
+    const int e = s.LargestExpert(h);
+    int c = -1;
+    for (int x : s.topology().ranks_of_node(s.topology().node_of(h))) {
+      if (s.CanHost(h, e, x, Scope::kSameNode) && (c < 0 || s.spare(x) > s.spare(c))) c = x;
+    }
+    ASSERT_GE(c, 0);
+    s.AddPiece(h, e, c, std::min({s.surplus(h), s.left(e), s.spare(c)}));
+  }
+  if (s.surplus(h) > 0) CoverRank(s, h, Scope::kOtherNodes);
+}
+
+TEST(SplitCoverTest, ApplyMakesThePlannedSplitAsTheStatesCoversWould) {
+  int compared = 0, grown = 0;
   for (uint64_t seed = 0; seed < 120; ++seed) {
     std::unique_ptr<BoundState> b = RandomState(seed, 12, 48, 1 + static_cast<int>(seed % 3), 4);
     PlacementState& s = b->state;
@@ -65,8 +82,24 @@ TEST(SplitCoverTest, ThePlannedKeyIsWhatApplyingTheSplitLeaves) {
     for (int h = 0; h < s.ranks(); ++h) {
       if (s.surplus(h) <= 0) continue;
       s.DeferNode(s.topology().node_of(h));
+      if ((seed + h) % 2 == 0) {
+        // A piece across nodes already, for the cover to grow first.
+        const int e = s.LargestExpert(h);
+        const int c = s.BestFitBin(h, e, 1, Scope::kOtherNodes);
+        if (e >= 0 && c >= 0) s.AddPiece(h, e, c, std::min({s.surplus(h), s.left(e), s.spare(c)}) / 2 + 1);
+        if (s.surplus(h) == 0) {
+          s.EndDeferral();
+          continue;
+        }
+        ++grown;
+      }
       const SplitCover::Split planned = split.Plan(s, h, kNoBound);
-      split.Apply(s, h, planned.inside);
+      BoundState made(b->request, 0);
+      made.state.Restore(s.values());
+      made.state.DeferNode(s.topology().node_of(h));
+      MakeSplit(made.state, h, planned.inside);
+      split.Apply(s, h);
+      EXPECT_TRUE(SameState(s, made.state)) << "seed " << seed << ", rank " << h;
       EXPECT_EQ(s.surplus(h), std::get<0>(planned.key)) << "seed " << seed << ", rank " << h;
       EXPECT_DOUBLE_EQ(s.cost(), std::get<1>(planned.key)) << "seed " << seed << ", rank " << h;
       s.EndDeferral();
@@ -74,6 +107,7 @@ TEST(SplitCoverTest, ThePlannedKeyIsWhatApplyingTheSplitLeaves) {
     }
   }
   EXPECT_GT(compared, 200);
+  EXPECT_GT(grown, 80);
 }
 
 // The split as first written, the oracle for SplitCover's pruned search: every j in ascending
@@ -160,7 +194,10 @@ TEST(SplitCoverTest, ThePrunedSearchFindsTheSplitThatWeighingEveryJFinds) {
         with_residents += request.resident.empty() ? 0 : 1;
         ++compared;
       }
-      if (s.surplus(h) > 0) split.Apply(s, h, split.Plan(s, h, kNoBound).inside);
+      if (s.surplus(h) > 0) {
+        split.Plan(s, h, kNoBound);
+        split.Apply(s, h);
+      }
       s.EndDeferral();
     }
   }

@@ -77,6 +77,8 @@ class PlacementState {
   void Reset(int64_t cap);
   const Values& values() const { return v_; }
   void Restore(const Values& values) { v_ = values; }
+  // Exchanges the state with `values` without copying either.
+  void SwapValues(Values& values) { std::swap(v_, values); }
 
   // The request.
   const Topology& topology() const { return *topology_; }
@@ -85,6 +87,7 @@ class PlacementState {
   const TreeCosts& tree_costs() const { return tree_costs_; }
   int ranks() const { return topology_->ranks(); }
   int experts_per_rank() const { return per_rank_; }
+  int experts() const { return ranks() * per_rank_; }
   int slots_per_rank() const { return slots_per_rank_; }
   int home_of(int expert) const { return expert / per_rank_; }
   const std::vector<Replica>& resident() const { return resident_; }  // sorted

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "planners/greedy_covers.h"
-
 namespace taot::planners {
 
 bool SplitCover::NextInside(int& e, int& c) const {
@@ -75,21 +73,29 @@ SplitCover::Split SplitCover::Plan(const PlacementState& state, int h, double bo
     }
     if (sk.rem() > 0) sk.CoverOtherNodes();
     const Key key{sk.rem(), state.cost() + sk.cost()};
-    if (!found || key <= best.key) best = {j, key};
+    if (!found || key <= best.key) {
+      best = {j, key};
+      best_touches_.assign(sk.touches().begin(), sk.touches().end());
+    }
     found = true;
   }
   return best;
 }
 
-void SplitCover::Apply(PlacementState& state, int h, int inside) {
-  // An empty sketch: NextInside reads the state as the pieces go in.
-  sketch_.Start(state, h);
-  for (int j = 0; j < inside; ++j) {
-    int e = -1, c = -1;
-    NextInside(e, c);
-    state.AddPiece(h, e, c, std::min({state.surplus(h), state.left(e), state.spare(c)}));
+void SplitCover::Apply(PlacementState& state, int h) const {
+  // The sketch's touches are the pieces the split makes, in the order it makes them (the pieces
+  // inside, then CoverRank(h, kOtherNodes)'s), with the amounts the state's own queries give.
+  for (const Sketch::Touch& t : best_touches_) {
+    if (t.new_piece) {
+      state.AddPiece(h, t.expert, t.bin, t.amount);
+      continue;
+    }
+    int piece = state.first_piece(h);
+    while (state.pieces()[piece].expert != t.expert || state.pieces()[piece].rank != t.bin) {
+      piece = state.next_piece(piece);
+    }
+    state.GrowPiece(h, piece, t.amount);
   }
-  if (state.surplus(h) > 0) CoverRank(state, h, Scope::kOtherNodes);
 }
 
 }  // namespace taot::planners

@@ -36,8 +36,9 @@ class SplitCover {
   void Resize(int ranks, int experts) { sketch_.Resize(ranks, experts); }
   // The best split of h, giving up on splits dearer than `bound`.
   Split Plan(const PlacementState& state, int h, double bound);
-  // Makes the split with `inside` pieces inside h's node.
-  void Apply(PlacementState& state, int h, int inside);
+  // Makes the split the last Plan(state, h, ...) chose, on the state as that Plan saw it: the
+  // pieces its sketch weighed, without weighing them again.
+  void Apply(PlacementState& state, int h) const;
 
  private:
   // The split's next piece inside h's node: the biggest expert into the roomiest bin (the
@@ -54,11 +55,12 @@ class SplitCover {
   double CrossNodeFloor(int64_t rem) const;
 
   Sketch sketch_;
-  std::vector<Sketch::Mark> inside_;    // the sketch after j pieces inside, j = 0, 1, ...
-  double piece_floor_ = 0;              // PlacementState::CrossNodePieceCost
-  int free_pieces_ = 0;                 // PlacementState::ResidentAcross: pieces across that may be free
-  int64_t growth_ = 0;                  // room of the bins of other nodes where h has pieces
-  std::vector<int64_t> roomiest_sums_;  // room of the i + 1 roomiest open bins of other nodes
+  std::vector<Sketch::Mark> inside_;         // the sketch after j pieces inside, j = 0, 1, ...
+  double piece_floor_ = 0;                   // PlacementState::CrossNodePieceCost
+  int free_pieces_ = 0;                      // PlacementState::ResidentAcross: pieces across that may be free
+  int64_t growth_ = 0;                       // room of the bins of other nodes where h has pieces
+  std::vector<int64_t> roomiest_sums_;       // room of the i + 1 roomiest open bins of other nodes
+  std::vector<Sketch::Touch> best_touches_;  // the best split's pieces, for Apply
 };
 
 }  // namespace taot::planners

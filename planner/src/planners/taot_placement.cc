@@ -91,7 +91,7 @@ void Placement::BestCover(int h) {
   } else if (two && two_key < split.key) {
     TwoPieceCover::Apply(s, h, *two);
   } else {
-    split_.Apply(s, h, split.inside);
+    split_.Apply(s, h);
   }
 }
 
@@ -220,34 +220,42 @@ void Placement::CoverNode(int node) {
       const PlacementState::Change& u = s.log()[i];
       cross += u.kind == PlacementState::Change::kAdd && !topo.same_node(u.rank, u.bin);
     }
-    for (int carriers = 1; carriers <= (cross >= 2 ? carriers_max : 0); ++carriers) {
-      best_cover_.clear();
-      s.Rollback(start, &best_cover_);
+    trials_.Begin(s, start);
+    // With pieces, a handoff that leaves the node nothing over the cap is kept whatever the plain
+    // trials find, and a node with one hot rank hands off through it whatever they choose: there
+    // the handoff goes first, and the plain trials run only where it leaves some surplus.
+    const bool hand_off = cross >= 2 && can_hand_off;
+    bool handed_off = false;
+    if (hand_off && sheds_ == ChainCovers::Sheds::kPieces && carriers_max == 1) {
+      handoff_tried_ = true;
+      trials_.Next();
+      handed_off = std::get<0>(try_carriers(1, true)) == 0;
+      trials_.End(handed_off);
+      carriers_chosen_[node] = handed_off ? 1 : 0;
+      carriers_handing_[node] = handed_off;
+    }
+    for (int carriers = 1; carriers <= (cross >= 2 && !handed_off ? carriers_max : 0); ++carriers) {
+      trials_.Next();
       const std::tuple<int64_t, double> key = try_carriers(carriers, false);
       // One more carrier rarely helps once one did not: go back to the better cover.
-      if (!(key < best_key)) {
-        s.Rollback(start, nullptr);
-        s.Redo(best_cover_);
-        break;
-      }
+      const bool better = key < best_key;
+      trials_.End(better);
+      if (!better) break;
       best_key = key;
       carriers_chosen_[node] = carriers;
     }
     // Then the same carriers handing off, in one trial: as many as the plain trials chose, or all
     // the node's hot ranks if none.
-    if (cross >= 2 && can_hand_off) {
+    if (hand_off && !handed_off) {
       handoff_tried_ = true;
       const int carriers = carriers_chosen_[node] > 0 ? carriers_chosen_[node] : carriers_max;
-      best_cover_.clear();
-      s.Rollback(start, &best_cover_);
+      trials_.Next();
       const std::tuple<int64_t, double> key = try_carriers(carriers, true);
       const bool always = sheds_ == ChainCovers::Sheds::kPieces && std::get<0>(key) <= std::get<0>(best_key);
+      trials_.End(always || key < best_key);
       if (always || key < best_key) {
         carriers_chosen_[node] = carriers;
         carriers_handing_[node] = true;
-      } else {
-        s.Rollback(start, nullptr);
-        s.Redo(best_cover_);
       }
     }
   }

@@ -13,6 +13,7 @@
 #include "planners/plan_building.h"
 #include "planners/sequence_cover.h"
 #include "planners/split_cover.h"
+#include "planners/trial_states.h"
 #include "planners/two_piece_cover.h"
 #include "taot/planner/plan_request.h"
 
@@ -49,8 +50,9 @@ namespace taot::planners {
 //
 // Speed: options are weighed on sketches (placement_sketch.h: what a cover would change, kept
 // apart from the state); CoverNode's trials are undone through the state's log
-// (placement_state.h); on a two-level topology the open bins are kept sorted by room, so a
-// best-fit query is a binary search.
+// (placement_state.h) or, a burst's, through copies of the state (trial_states.h); on a
+// two-level topology the open bins are kept sorted by room, so a best-fit query is a binary
+// search.
 class Placement {
  public:
   // How many of an exporting node's hot ranks CoverNode tries as carriers of whole experts.
@@ -108,10 +110,9 @@ class Placement {
   std::vector<int> hot_;        // the node's hot ranks, biggest surplus first
   std::vector<int> by_expert_;  // the node's hot ranks, biggest expert first: carriers to try
   ChainCovers::Sheds sheds_ = ChainCovers::Sheds::kWhole;  // the pass's
-  bool handoff_tried_ = false;
-  std::vector<int> crossings_;  // (from node, to node) of cross-node pieces, as one index // whether a pass weighed a
-                                // carriers' handoff
-  std::vector<PlacementState::Change> best_cover_;  // the better trial's changes, undone to try another
+  bool handoff_tried_ = false;                             // whether a pass weighed a carriers' handoff
+  std::vector<int> crossings_;                             // (from node, to node) of cross-node pieces, as one index
+  TrialStates trials_;                                     // CoverNode's further trials
 };
 
 }  // namespace taot::planners
