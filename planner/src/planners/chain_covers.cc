@@ -173,15 +173,14 @@ const Handoff* ChainCovers::PlanCarry(const PlacementState& state, int h, int e,
       if (known == end) {
         ReceiverSheds(state, n, g, node.owed, sheds);
         if (node.weighed == node.receivers.size()) node.receivers.emplace_back();
-        CarryCache::Receiver& slot = node.receivers[node.weighed++];
-        slot.rank = g;
-        slot.sheds.assign(sheds_.begin(), sheds_.end());
-      } else {
-        sheds_.assign(known->sheds.begin(), known->sheds.end());
+        known = node.receivers.begin() + static_cast<std::ptrdiff_t>(node.weighed++);
+        known->rank = g;
+        known->sheds.assign(sheds_.begin(), sheds_.end());
+        known->total = 0;
+        for (const Shed& x : sheds_) known->total += x.tokens;
       }
-      int64_t shed = 0;
-      for (const Shed& x : sheds_) shed += x.tokens;
-      int64_t tokens = std::min({state.left(e), state.spare(g) + shed, most});
+      const std::vector<Shed>& own_sheds = known->sheds;
+      int64_t tokens = std::min({state.left(e), state.spare(g) + known->total, most});
       int64_t overflow = tokens - state.spare(g);
       if (overflow <= 0) continue;
       // The sheds that cover the overflow, the last trimmed to what is left of it; with pieces, a
@@ -189,13 +188,13 @@ const Handoff* ChainCovers::PlanCarry(const PlacementState& state, int h, int e,
       // tokens): one piece fewer to split, and the receiver's mates keep their rooms whole.
       size_t used = 0;
       double cost = state.PieceCost(h, e, g);
-      int64_t covered = 0;
+      int64_t covered = 0, last = 0;
       for (; covered < overflow; ++used) {
-        Shed& x = sheds_[used];
+        const Shed& x = own_sheds[used];
         const bool whole = sheds == Sheds::kPieces && x.tokens == state.left(x.expert) &&
                            state.spare(g) + covered + x.tokens <= state.left(e);
-        if (!whole) x.tokens = std::min(x.tokens, overflow - covered);
-        covered += x.tokens;
+        last = whole ? x.tokens : std::min(x.tokens, overflow - covered);
+        covered += last;
         cost += sheds == Sheds::kWhole ? state.tree_costs().intra : state.PieceCost(g, x.expert, x.mate);
       }
       if (covered > overflow) {
@@ -212,9 +211,11 @@ const Handoff* ChainCovers::PlanCarry(const PlacementState& state, int h, int e,
         best.overflow = overflow;
         best.cost = cost;
         best_reach = reach;
-        // Into the member's own memory: no allocation once it has grown.
-        best.sheds.assign(sheds_.begin(),
-                          sheds_.begin() + static_cast<std::ptrdiff_t>(sheds == Sheds::kPieces ? used : 0));
+        // Into the member's own memory: no allocation once it has grown. Of the sheds used, only
+        // the last can be trimmed.
+        best.sheds.assign(own_sheds.begin(),
+                          own_sheds.begin() + static_cast<std::ptrdiff_t>(sheds == Sheds::kPieces ? used : 0));
+        if (!best.sheds.empty()) best.sheds.back().tokens = last;
       }
     }
   }

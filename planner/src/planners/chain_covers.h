@@ -49,6 +49,7 @@ class ChainCovers {
     struct Receiver {
       int rank;
       std::vector<Shed> sheds;  // as ShedWhole or ShedPieces make them, before any trimming
+      int64_t total = 0;        // their tokens
     };
     struct Node {
       bool known = false;
