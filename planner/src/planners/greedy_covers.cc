@@ -59,9 +59,7 @@ void AbsorbCrumbs(PlacementState& state) {
       const int h = state.home_of(e);
       const int64_t add = std::min(state.spare(c), state.left(e));
       if (add == 0) continue;
-      int piece = state.first_piece(h);
-      while (state.pieces()[piece].expert != e || state.pieces()[piece].rank != c) piece = state.next_piece(piece);
-      state.GrowPiece(h, piece, add);
+      state.GrowPiece(h, state.PieceOf(h, e, c), add);
       if (state.surplus(h) < 0) state.SetRoom(h, 0, state.spare(h) - state.surplus(h));
     }
   }

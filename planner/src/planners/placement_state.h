@@ -105,6 +105,12 @@ class PlacementState {
   // h's pieces: first_piece(h), then next_piece(i), until -1.
   int first_piece(int h) const { return v_.first[h]; }
   int next_piece(int i) const { return v_.next[i]; }
+  // h's piece of expert e on rank c, which must exist.
+  int PieceOf(int h, int e, int c) const {
+    int i = v_.first[h];
+    while (v_.pieces[i].expert != e || v_.pieces[i].rank != c) i = v_.next[i];
+    return i;
+  }
   // The i-th expert rank c holds a piece of (i < K - slots(c)).
   int held(int c, int i) const { return v_.held[static_cast<size_t>(c) * slots_per_rank_ + i]; }
   // Open bins by (room, rank); two-level topologies only, and stale for a deferred node.

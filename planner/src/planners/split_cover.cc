@@ -90,11 +90,7 @@ void SplitCover::Apply(PlacementState& state, int h) const {
       state.AddPiece(h, t.expert, t.bin, t.amount);
       continue;
     }
-    int piece = state.first_piece(h);
-    while (state.pieces()[piece].expert != t.expert || state.pieces()[piece].rank != t.bin) {
-      piece = state.next_piece(piece);
-    }
-    state.GrowPiece(h, piece, t.amount);
+    state.GrowPiece(h, state.PieceOf(h, t.expert, t.bin), t.amount);
   }
 }
 

@@ -231,8 +231,10 @@ void Placement::CoverNode(int node) {
       trials_.Next();
       handed_off = std::get<0>(try_carriers(1, true)) == 0;
       trials_.End(handed_off);
-      carriers_chosen_[node] = handed_off ? 1 : 0;
-      carriers_handing_[node] = handed_off;
+      if (handed_off) {
+        carriers_chosen_[node] = 1;
+        carriers_handing_[node] = true;
+      }
     }
     for (int carriers = 1; carriers <= (cross >= 2 && !handed_off ? carriers_max : 0); ++carriers) {
       trials_.Next();
