@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <span>
 #include <tuple>
 
 #include "planners/greedy_covers.h"
@@ -117,7 +118,9 @@ void ChainCovers::Survey(const PlacementState& state, int n, CarryCache::Node& n
   node.owed = 0;  // earlier receivers' sheds will use the node's room too
   node.open.clear();
   node.weighed = 0;
-  for (int r : state.topology().ranks_of_node(n)) {
+  std::span<const int> ranks = state.topology().ranks_of_node(n);
+  node.open.reserve(ranks.size());  // once, not by doubling
+  for (int r : ranks) {
     node.owed += std::max<int64_t>(state.surplus(r), 0);
     if (state.IsOpen(r)) node.open.push_back({state.spare(r), -r});
   }

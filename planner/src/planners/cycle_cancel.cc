@@ -15,16 +15,25 @@ int CycleCanceller::Find(int rank) {
   return rank;
 }
 
+void CycleCanceller::Link(int a, int b, int p) {
+  edges_.push_back({first_edge_[a], b, p});
+  first_edge_[a] = static_cast<int>(edges_.size()) - 1;
+  edges_.push_back({first_edge_[b], a, p});
+  first_edge_[b] = static_cast<int>(edges_.size()) - 1;
+}
+
 bool CycleCanceller::Path(int from, int to, std::vector<int>& path) {
-  // Breadth-first over the forest from `from`; via_[v] is the piece that reached v.
+  // Breadth-first over the forest from `from`; via_[v] is the piece that reached v. (A forest
+  // has one path between two ranks, so the order edges are visited in does not matter.)
   std::fill(via_.begin(), via_.end(), -2);
   queue_.assign(1, from);
   via_[from] = -1;
   for (size_t q = 0; q < queue_.size() && via_[to] == -2; ++q) {
-    for (auto [w, p] : adj_[queue_[q]]) {
-      if (via_[w] != -2) continue;
-      via_[w] = p;
-      queue_.push_back(w);
+    for (int i = first_edge_[queue_[q]]; i >= 0; i = edges_[i].next) {
+      const Edge& edge = edges_[i];
+      if (via_[edge.to] != -2) continue;
+      via_[edge.to] = edge.piece;
+      queue_.push_back(edge.to);
     }
   }
   if (via_[to] == -2) return false;
@@ -32,9 +41,9 @@ bool CycleCanceller::Path(int from, int to, std::vector<int>& path) {
   for (int v = to; v != from;) {
     const int p = via_[v];
     path.push_back(p);
-    for (auto [w, q] : adj_[v]) {
-      if (q == p) {
-        v = w;
+    for (int i = first_edge_[v]; i >= 0; i = edges_[i].next) {
+      if (edges_[i].piece == p) {
+        v = edges_[i].to;
         break;
       }
     }
@@ -111,7 +120,8 @@ void CycleCanceller::Cancel(const PlanRequest& request, const std::vector<int64_
   left_ = expert_totals;
   for (const GuestShare& p : pieces) left_[p.expert] -= p.tokens;
   via_.resize(static_cast<size_t>(R));
-  adj_.resize(static_cast<size_t>(R));
+  queue_.reserve(static_cast<size_t>(R));
+  edges_.reserve(2 * pieces.size());  // a forest over the pieces: two directions of each
   for (bool removed = true; removed;) {
     removed = false;
     cost_.resize(pieces.size());
@@ -129,7 +139,8 @@ void CycleCanceller::Cancel(const PlanRequest& request, const std::vector<int64_
               [&](int a, int b) { return std::make_pair(cost_[a], a) < std::make_pair(cost_[b], b); });
     parent_.resize(static_cast<size_t>(R));
     std::iota(parent_.begin(), parent_.end(), 0);
-    for (auto& list : adj_) list.clear();
+    first_edge_.assign(static_cast<size_t>(R), -1);
+    edges_.clear();
     for (int p : order_) {
       const int a = request.home_of(pieces[p].expert), b = pieces[p].rank;
       const int ra = Find(a), rb = Find(b);
@@ -141,8 +152,7 @@ void CycleCanceller::Cancel(const PlanRequest& request, const std::vector<int64_
         continue;  // a cycle that removes nothing: leave the piece out of the forest
       }
       parent_[ra] = rb;
-      adj_[a].push_back({b, p});
-      adj_[b].push_back({a, p});
+      Link(a, b, p);
     }
   }
 }

@@ -24,14 +24,25 @@ class CycleCanceller {
 
  private:
   int Find(int rank);
+  // Joins ranks a and b in the forest by piece p.
+  void Link(int a, int b, int p);
+  // One direction of a link in the forest.
+  struct Edge {
+    int next;  // the rank's next edge (-1 ends)
+    int to;
+    int piece;
+  };
   // The pieces of the forest path from rank `from` to rank `to`, in order.
   bool Path(int from, int to, std::vector<int>& path);
   // Tries the cycle closed by piece `closing`; true when it removed a piece.
   bool TryCycle(int closing, std::vector<GuestShare>& pieces);
 
   const PlanRequest* request_ = nullptr;
-  std::vector<int> parent_;                            // union-find over ranks
-  std::vector<std::vector<std::pair<int, int>>> adj_;  // forest: (rank, piece) per rank
+  std::vector<int> parent_;  // union-find over ranks
+  // The forest's edges, each rank's as a list (first_edge_[rank], then Edge::next): one array
+  // for all ranks, so that a first plan does not allocate one list per rank.
+  std::vector<int> first_edge_;
+  std::vector<Edge> edges_;
   std::vector<int> via_, queue_, cycle_, sign_, order_;
   std::vector<int64_t> left_;
   std::vector<double> cost_;  // per piece

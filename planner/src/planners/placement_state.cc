@@ -21,6 +21,10 @@ void PlacementState::Bind(const PlanRequest& request, const LoadSums& sums) {
     for (int e = 0; e < request.experts(); ++e) resident_start_[e + 1] += resident_start_[e];
   }
   v_.held.assign(static_cast<size_t>(request.ranks()) * request.slots_per_rank(), 0);
+  // Each piece takes a slot: a first plan grows these once, not by doubling.
+  v_.pieces.reserve(v_.held.size());
+  v_.next.reserve(v_.held.size());
+  v_.open_other.reserve(static_cast<size_t>(request.ranks()));
 }
 
 void PlacementState::Reset(int64_t cap) {

@@ -14,6 +14,10 @@ namespace taot::planners {
 
 void Placement::Prepare(const PlanRequest& request, const LoadSums& sums) {
   state_.Bind(request, sums);
+  // Lists of ranks, sized once (a first plan would grow them by doubling).
+  for (std::vector<int>* ranks : {&demand_ranks_, &hot_, &by_expert_}) {
+    ranks->reserve(static_cast<size_t>(request.ranks()));
+  }
   two_piece_.Prepare(state_);
   split_.Resize(request.ranks(), request.experts());
 }

@@ -46,6 +46,8 @@ void CheapestSplit::Append(const PlanRequest& request, const std::vector<int64_t
   // The split experts' columns of the load matrix, gathered in one pass over its rows: reading
   // them expert by expert strides across every row (measured: 7% of a plan at EP64).
   split_experts_.clear();
+  split_experts_.reserve(shares.size());
+  demand_ranks_.reserve(static_cast<size_t>(request.ranks()));
   for (size_t i = 0; i < shares.size();) {
     size_t j = i;
     int64_t away = 0;

@@ -8,14 +8,19 @@ namespace taot::planners {
 
 void TwoPieceCover::Prepare(const PlacementState& state) {
   shapes_ = {{{0, -1, 0, 1}, {1, -1, 0, 1}, {0, 0, 0, 2}, {0, 1, 0, 2}, {1, 0, 0, 2}, {1, 1, 0, 2}}};
+  same_node_bins_.reserve(static_cast<size_t>(state.ranks()));
   if (!state.tree()) return;
   // Every bin of a class costs the same, so Find can try shapes cheapest first and stop at the
   // first that covers (and those that tie with it).
   const double unit[2] = {state.tree_costs().intra, state.tree_costs().inter};
   for (Shape& sh : shapes_) sh.cost = unit[sh.cls1] + (sh.cls2 < 0 ? 0.0 : unit[sh.cls2]);
-  std::stable_sort(shapes_.begin(), shapes_.end(), [](const Shape& a, const Shape& b) {
+  // A stable insertion sort: std::stable_sort would allocate its buffer at every plan.
+  const auto cheaper = [](const Shape& a, const Shape& b) {
     return std::make_pair(a.cost, a.pieces) < std::make_pair(b.cost, b.pieces);
-  });
+  };
+  for (auto it = shapes_.begin(); it != shapes_.end(); ++it) {
+    std::rotate(std::upper_bound(shapes_.begin(), it, *it, cheaper), it, it + 1);
+  }
 }
 
 std::optional<TwoPieceCover::Option> TwoPieceCover::Find(const PlacementState& state, int h) {
