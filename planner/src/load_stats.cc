@@ -16,11 +16,10 @@ int64_t TotalTokens(const LoadMatrix& load) {
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 __attribute__((target_clones("avx2", "default")))
 #endif
-std::vector<int64_t>
-ExpertTotals(const PlanRequest& request) {
+void ExpertTotals(const PlanRequest& request, std::vector<int64_t>& totals) {
   const size_t E = static_cast<size_t>(request.experts());
   const int S = request.load.sources();
-  std::vector<int64_t> totals(E, 0);
+  totals.assign(E, 0);
   int64_t* __restrict out = totals.data();
   const int64_t* in = request.load.data().data();
   // Four rows per pass over `totals`: a quarter of the loads and stores of the accumulator.
@@ -31,6 +30,11 @@ ExpertTotals(const PlanRequest& request) {
   for (; s < S; ++s, in += E) {
     for (size_t e = 0; e < E; ++e) out[e] += in[e];
   }
+}
+
+std::vector<int64_t> ExpertTotals(const PlanRequest& request) {
+  std::vector<int64_t> totals;
+  ExpertTotals(request, totals);
   return totals;
 }
 

@@ -1,6 +1,7 @@
 #include "taot/planner/split_over_replicas.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "planners/min_max_split.h"
 #include "planners/plan_building.h"
@@ -16,7 +17,8 @@ absl::StatusOr<Plan> SplitOverReplicas(const PlanRequest& request, std::vector<R
   const planners::LoadSums sums = planners::SumLoads(request);
   Plan plan;
   planners::CheapestSplit split;
-  split.Append(request, sums.expert_totals, planners::MinMaxShares(request, sums, replicas), plan);
+  std::vector<planners::GuestShare> shares = planners::MinMaxShares(request, sums, replicas);
+  split.Append(request, sums.expert_totals, shares, plan);
   Canonicalize(plan);
   return plan;
 }

@@ -50,12 +50,12 @@ PlanRequest FamilyCase(const sim::WorkloadFamily& family, int ranks) {
   return sim::GenerateCase(o).value().request;
 }
 
-// A planner planning a shape it has planned before allocates only what the plan it returns
-// holds, and a few vectors handed from one phase to the next: a bound that neither the number of
-// ranks nor the family moves. (Measured: 5 to 12 over these families at EP16 and EP64, and at
-// EP256; a list of ranks or nodes allocated afresh at each plan makes it hundreds.)
-TEST(PlanningAllocationsTest, APlanOfAShapePlannedBeforeAllocatesABoundedFewTimes) {
-  constexpr long kMostPerPlan = 16;
+// A planner planning a shape it has planned before allocates only the Plan it returns: its
+// replicas and its assignments, which may grow past their first estimate (measured: 2 on the
+// zipf-like families, 3 on bursts at EP64, 4 at EP256; 5 to 12 when the sums, the pieces and a
+// stable partition's buffer were made afresh at each plan).
+TEST(PlanningAllocationsTest, APlanOfAShapePlannedBeforeAllocatesOnlyThePlan) {
+  constexpr long kMostPerPlan = 4;
   for (const int ranks : {16, 64}) {
     for (const sim::WorkloadFamily& family : sim::WorkloadFamilies(ranks)) {
       const PlanRequest request = FamilyCase(family, ranks);

@@ -21,10 +21,15 @@ void PlacementState::Bind(const PlanRequest& request, const LoadSums& sums) {
     for (int e = 0; e < request.experts(); ++e) resident_start_[e + 1] += resident_start_[e];
   }
   v_.held.assign(static_cast<size_t>(request.ranks()) * request.slots_per_rank(), 0);
+  ReserveLists(v_);
+}
+
+void PlacementState::ReserveLists(Values& values) const {
   // Each piece takes a slot: a first plan grows these once, not by doubling.
-  v_.pieces.reserve(v_.held.size());
-  v_.next.reserve(v_.held.size());
-  v_.open_other.reserve(static_cast<size_t>(request.ranks()));
+  const size_t slots = static_cast<size_t>(ranks()) * slots_per_rank_;
+  values.pieces.reserve(slots);
+  values.next.reserve(slots);
+  values.open_other.reserve(static_cast<size_t>(ranks()));
 }
 
 void PlacementState::Reset(int64_t cap) {

@@ -79,6 +79,10 @@ class PlacementState {
   void Restore(const Values& values) { v_ = values; }
   // Exchanges the state with `values` without copying either.
   void SwapValues(Values& values) { std::swap(v_, values); }
+  // Gives the lists of `values` that grow during a plan (pieces, the open bins) the room of the
+  // bound request's largest, so that values swapped in and out of a state never bring a smaller
+  // buffer that the next plan would have to grow.
+  void ReserveLists(Values& values) const;
 
   // The request.
   const Topology& topology() const { return *topology_; }

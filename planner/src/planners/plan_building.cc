@@ -7,14 +7,19 @@
 
 namespace taot::planners {
 
-LoadSums SumLoads(const PlanRequest& request) {
-  LoadSums sums;
-  sums.expert_totals = ExpertTotals(request);
+void SumLoads(const PlanRequest& request, LoadSums& sums) {
+  ExpertTotals(request, sums.expert_totals);
   sums.rank_loads.assign(static_cast<size_t>(request.ranks()), 0);
+  sums.total = 0;
   for (int e = 0; e < request.experts(); ++e) {
     sums.rank_loads[request.home_of(e)] += sums.expert_totals[e];
     sums.total += sums.expert_totals[e];
   }
+}
+
+LoadSums SumLoads(const PlanRequest& request) {
+  LoadSums sums;
+  SumLoads(request, sums);
   return sums;
 }
 

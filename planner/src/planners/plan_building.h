@@ -17,6 +17,8 @@ struct LoadSums {
   int64_t total = 0;
 };
 LoadSums SumLoads(const PlanRequest& request);
+// The same into `sums`, reusing its memory (a planner that keeps its sums between plans).
+void SumLoads(const PlanRequest& request, LoadSums& sums);
 
 // Guest rank `rank` computes `tokens` tokens of `expert` (tokens may be 0: the replica is
 // placed but idle).

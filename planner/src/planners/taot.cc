@@ -47,6 +47,9 @@ class TaotPlanner final : public Planner {
 
   double default_target_;
   std::optional<Hardware> auto_;
+  // Scratch kept between plans, so that a plan allocates only the Plan it returns.
+  LoadSums sums_;
+  std::vector<Piece> pieces_, trial_;
   Placement placement_;
   CycleCanceller cycles_;
   CheapestSplit split_;
@@ -54,10 +57,10 @@ class TaotPlanner final : public Planner {
 };
 
 absl::StatusOr<Plan> TaotPlanner::MakePlan(const PlanRequest& request) {
-  const LoadSums sums = SumLoads(request);
+  SumLoads(request, sums_);
   // A target in the request is the caller's explicit choice and wins over auto.
-  if (auto_ && !request.target_imbalance_pct) return PlanAtBestTarget(request, sums);
-  return PlanAt(request, sums, request.target_imbalance_pct.value_or(default_target_));
+  if (auto_ && !request.target_imbalance_pct) return PlanAtBestTarget(request, sums_);
+  return PlanAt(request, sums_, request.target_imbalance_pct.value_or(default_target_));
 }
 
 // The modelled time falls as the target drops until the transfers cost more than the balance
@@ -98,14 +101,14 @@ Plan TaotPlanner::PlanAt(const PlanRequest& request, const LoadSums& sums, doubl
     return plan;
   }
   placement_.Prepare(request, sums);
-  std::vector<Piece> pieces;
+  std::vector<Piece>& pieces = pieces_;
   if (!placement_.Place(cap, pieces)) {
     plan.target_missed = true;
     // The lowest cap the placement meets; at max_load nothing needs to move. A probe only asks
     // whether a cap is met, so it stops at the first pass that meets it; the cap found is then
     // placed with every pass.
     int64_t lo = cap + 1, hi = max_load;
-    std::vector<Piece> trial;
+    std::vector<Piece>& trial = trial_;
     pieces.clear();
     bool met = false;
     while (lo < hi) {
@@ -122,7 +125,7 @@ Plan TaotPlanner::PlanAt(const PlanRequest& request, const LoadSums& sums, doubl
   resident_ = request.resident;
   std::sort(resident_.begin(), resident_.end());
   cycles_.Cancel(request, sums.expert_totals, resident_, pieces);
-  split_.Append(request, sums.expert_totals, std::move(pieces), plan);
+  split_.Append(request, sums.expert_totals, pieces, plan);
   return plan;
 }
 

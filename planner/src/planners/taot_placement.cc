@@ -274,9 +274,16 @@ std::optional<std::tuple<int64_t, double>> Placement::CoverAll(const std::vector
   PlacementState& s = state_;
   sheds_ = pass.sheds;
   std::vector<int>& nodes = pass_nodes_;
-  nodes = order;
   if (pass.exporters_first) {
-    std::stable_partition(nodes.begin(), nodes.end(), [&](int n) { return exports_[n] > 0; });
+    // A stable partition, exporters first, without std::stable_partition's buffer.
+    nodes.clear();
+    for (const bool exporters : {true, false}) {
+      for (int n : order) {
+        if ((exports_[n] > 0) == exporters) nodes.push_back(n);
+      }
+    }
+  } else {
+    nodes = order;
   }
   // Between nodes a pass only adds pieces (CoverNode's trials are undone inside it), so its cost
   // never falls: once it reaches the bound, the pass cannot end cheaper.

@@ -34,7 +34,7 @@ void CheapestSplit::SplitExpert(const PlanRequest& request, int expert, std::spa
 }
 
 void CheapestSplit::Append(const PlanRequest& request, const std::vector<int64_t>& expert_totals,
-                           std::vector<GuestShare> shares, Plan& plan) {
+                           std::vector<GuestShare>& shares, Plan& plan) {
   std::sort(shares.begin(), shares.end(), [](const GuestShare& a, const GuestShare& b) {
     return a.expert != b.expert ? a.expert < b.expert : a.rank < b.rank;
   });

@@ -15,10 +15,11 @@ namespace taot::planners {
 // minimal: each token pays the topology's cost from its source rank to the rank that computes
 // it (0 when that is the source itself). Per expert this is a transport problem from sources
 // to the home and the guests, solved exactly in whole tokens (MatchOnTree on a two-level
-// topology, SolveMinCostTransport otherwise). Keeps its buffers between calls.
+// topology, SolveMinCostTransport otherwise). Keeps its buffers between calls. `shares` is
+// sorted in place (by expert, then rank): the caller's buffer, not a copy.
 class CheapestSplit {
  public:
-  void Append(const PlanRequest& request, const std::vector<int64_t>& expert_totals, std::vector<GuestShare> shares,
+  void Append(const PlanRequest& request, const std::vector<int64_t>& expert_totals, std::vector<GuestShare>& shares,
               Plan& plan);
 
  private:

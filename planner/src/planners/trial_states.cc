@@ -20,6 +20,9 @@ void TrialStates::Next() {
     return;
   }
   if (!have_start_) {
+    // These two are swapped with the state's own values: as roomy as its.
+    s.ReserveLists(best_trial_);
+    s.ReserveLists(node_start_);
     best_trial_ = s.values();
     s.Rollback(start_, nullptr);
     s.set_logging(false);  // no trial is undone through the log from here on

@@ -15,6 +15,8 @@ namespace taot {
 int64_t TotalTokens(const LoadMatrix& load);
 // Tokens of each expert summed over all sources.
 std::vector<int64_t> ExpertTotals(const PlanRequest& request);
+// The same into `totals` (resized), reusing its memory: for a planner's scratch.
+void ExpertTotals(const PlanRequest& request, std::vector<int64_t>& totals);
 // Tokens each rank computes with no replication: the totals of its home experts.
 std::vector<int64_t> RankLoadsBefore(const PlanRequest& request);
 // Tokens each rank computes under `plan` (home tokens not sent away, plus guest tokens).
