@@ -5,13 +5,17 @@
 # plans is checked with it: EP16/64/256, K = 1/2/4, zipf-like 10-90%, bursts of 1, 3 and R/8
 # experts 10x and 30x hotter, uniform, seeds 1 and 2, targets 2/5/10%, each case alone and with
 # resident replicas: those OLD_TAOT plans for the same family's next seed, as a microbatch's plan
-# leaves them for the next (1,296 plans). Prints each case that differs with both plans' weighted cost and residual imbalance (old -> new), and ends
-# with the count; exits 1 if any differs.
+# leaves them for the next (1,296 plans). Prints each case that differs with both plans' weighted
+# cost and residual imbalance (old -> new), the count, and where any differ, the quality
+# comparison of a change that moves plans: per EP and family, both builds' mean weighted cost
+# over its 36 plans (K, seeds, targets, with and without residents), their ratio, and the
+# targets each met. Exits 1 if any differs.
 set -euo pipefail
 old=$1 new=$2 planner=${3:-taot}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 differ=0 total=0
+costs="$dir/costs.tsv"  # EP, family, old cost, new cost, old met, new met: one line a plan
 # The plan without its timing (plan_time_us differs from run to run).
 plan() { "$1" plan -i "$2" -p "$planner" --target-imbalance "$3" | grep -v '"plan_time_us"'; }
 stat() { sed -n "s/.*\"$1\": \([^,]*\),*/\1/p" "$2"; }
@@ -43,6 +47,9 @@ json.dump(case, open(sys.argv[3], "w"))' "$case_file" "$dir/previous_plan.json" 
             total=$((total + 1))
             plan "$old" "$dir/$input.json" "$target" >"$dir/old.json"
             plan "$new" "$dir/$input.json" "$target" >"$dir/new.json"
+            printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$ranks" "$family" "$(stat weighted_cost "$dir/old.json")" \
+              "$(stat weighted_cost "$dir/new.json")" "$(stat target_met "$dir/old.json")" \
+              "$(stat target_met "$dir/new.json")" >>"$costs"
             if ! cmp -s "$dir/old.json" "$dir/new.json"; then
               differ=$((differ + 1))
               echo "differs: EP$ranks K$slots $family seed $seed target $target% ($input):" \
@@ -56,4 +63,18 @@ json.dump(case, open(sys.argv[3], "w"))' "$case_file" "$dir/previous_plan.json" 
   done
 done
 echo "$differ of $total plans differ ($planner)"
-[[ $differ -eq 0 ]]
+[[ $differ -eq 0 ]] && exit 0
+/usr/bin/python3 - "$costs" <<'PY'
+import collections, sys
+rows = collections.OrderedDict()
+for line in open(sys.argv[1]):
+    ep, family, old, new, old_met, new_met = line.rstrip("\n").split("\t")
+    r = rows.setdefault((ep, family), [0.0, 0.0, 0, 0, 0])
+    r[0] += float(old); r[1] += float(new); r[2] += old_met == "true"; r[3] += new_met == "true"; r[4] += 1
+print("| EP | family | plans | mean cost (old) | mean cost (new) | ratio | targets met (old -> new) |")
+print("|---|---|---|---|---|---|---|")
+for (ep, family), (old, new, om, nm, n) in rows.items():
+    ratio = new / old if old else 1.0
+    print(f"| EP{ep} | {family} | {n} | {old / n:.1f} | {new / n:.1f} | {ratio:.3f} | {om} -> {nm} |")
+PY
+exit 1
