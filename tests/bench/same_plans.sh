@@ -47,13 +47,13 @@ json.dump(case, open(sys.argv[3], "w"))' "$case_file" "$dir/previous_plan.json" 
             total=$((total + 1))
             plan "$old" "$dir/$input.json" "$target" >"$dir/old.json"
             plan "$new" "$dir/$input.json" "$target" >"$dir/new.json"
-            printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$ranks" "$family" "$(stat weighted_cost "$dir/old.json")" \
-              "$(stat weighted_cost "$dir/new.json")" "$(stat target_met "$dir/old.json")" \
-              "$(stat target_met "$dir/new.json")" >>"$costs"
+            old_cost=$(stat weighted_cost "$dir/old.json") new_cost=$(stat weighted_cost "$dir/new.json")
+            printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$ranks" "$family" "$old_cost" "$new_cost" \
+              "$(stat target_met "$dir/old.json")" "$(stat target_met "$dir/new.json")" >>"$costs"
             if ! cmp -s "$dir/old.json" "$dir/new.json"; then
               differ=$((differ + 1))
               echo "differs: EP$ranks K$slots $family seed $seed target $target% ($input):" \
-                "cost $(stat weighted_cost "$dir/old.json") -> $(stat weighted_cost "$dir/new.json")," \
+                "cost $old_cost -> $new_cost," \
                 "imbalance $(stat imbalance_after_pct "$dir/old.json") -> $(stat imbalance_after_pct "$dir/new.json")"
             fi
           done
@@ -74,7 +74,8 @@ for line in open(sys.argv[1]):
 print("| EP | family | plans | mean cost (old) | mean cost (new) | ratio | targets met (old -> new) |")
 print("|---|---|---|---|---|---|---|")
 for (ep, family), (old, new, om, nm, n) in rows.items():
-    ratio = new / old if old else 1.0
-    print(f"| EP{ep} | {family} | {n} | {old / n:.1f} | {new / n:.1f} | {ratio:.3f} | {om} -> {nm} |")
+    # A family that moved nothing before (uniform loads) has no ratio: say whether it does now.
+    ratio = f"{new / old:.3f}" if old else ("1.000" if new == old else "from 0")
+    print(f"| EP{ep} | {family} | {n} | {old / n:.1f} | {new / n:.1f} | {ratio} | {om} -> {nm} |")
 PY
 exit 1
