@@ -63,7 +63,9 @@ std::vector<void*> Pointers(const std::vector<uintptr_t>& addresses) {
 // A client with the transport it plans over, so that weight moves use the same peers, and the
 // tensor form's workspaces (one per direction).
 struct PyClient {
-  std::unique_ptr<Client> client;
+  std::unique_ptr<Client> client;  // null once closed
+  // Kept past close(): moves already started still use it.
+  std::shared_ptr<Transport> transport;
   std::unique_ptr<MoveWorkspace> weights = std::make_unique<MoveWorkspace>();
   std::unique_ptr<MoveWorkspace> gradients = std::make_unique<MoveWorkspace>();
   // The last plan's tables, loaded once for its moves and its gradients.
@@ -71,10 +73,16 @@ struct PyClient {
   std::optional<Plan> tables_plan;
   std::unique_ptr<RerouteWorkspace> reroute = std::make_unique<RerouteWorkspace>();
 
+  Client& Open() {
+    if (client == nullptr) throw std::runtime_error("taot.Client: closed (close() was called); create a new Client");
+    return *client;
+  }
+
   const LayerTables& TablesFor(const Plan& plan) {
     if (!tables_plan.has_value() || *tables_plan != plan || !tables->loaded()) {
       tables_plan.reset();
-      Check(tables->Load(client->transport(), plan, client->options().experts, client->options().slots_per_rank));
+      Client& open = Open();
+      Check(tables->Load(open.transport(), plan, open.options().experts, open.options().slots_per_rank));
       tables_plan = plan;
     }
     return *tables;
@@ -104,7 +112,8 @@ kernels::ExpertTensors Tensors(const std::vector<TensorTuple>& tensors, const ch
 std::unique_ptr<PendingExchange> StartMoves(PyClient& c, const LayerPlan& plan, const std::vector<uintptr_t>& home,
                                             const std::vector<uintptr_t>& slots, size_t nbytes, MovedBytes* moved) {
   const ExpertBuffers buffers{nbytes, Pointers(home), Pointers(slots)};
-  return Unwrap(StartWeightMoves(c.client->transport(), plan.plan, c.client->options().experts, buffers, moved));
+  Client& client = c.Open();
+  return Unwrap(StartWeightMoves(client.transport(), plan.plan, client.options().experts, buffers, moved));
 }
 
 // A Gloo rendezvous store over a Python key-value store with torch.distributed.Store's methods
@@ -256,8 +265,9 @@ PYBIND11_MODULE(_taot, m) {
       .def(
           "wait",
           [](PendingExchange& p, double timeout_s) {
+            const absl::Duration timeout = Seconds(timeout_s, "timeout_s");  // raises with the GIL held
             py::gil_scoped_release release;
-            Check(p.Wait(Seconds(timeout_s, "timeout_s")));
+            Check(p.Wait(timeout));
           },
           py::arg("timeout_s") = 60.0, "Blocks until every send and receive is done, or fails after timeout_s.");
 
@@ -341,7 +351,10 @@ PYBIND11_MODULE(_taot, m) {
              o.tls_cert = tls_cert;
              o.tls_key = tls_key;
              py::gil_scoped_release release;
-             return PyClient{Unwrap(Client::Create(o, std::move(transport)))};
+             PyClient c;
+             c.transport = transport;
+             c.client = Unwrap(Client::Create(o, std::move(transport)));
+             return c;
            }),
            py::arg("transport"), py::arg("experts"), py::arg("node"), py::arg("mode") = "local",
            py::arg("address") = "", py::arg("job_id") = "", py::arg("slots_per_rank") = 2, py::arg("expert_bytes") = 0,
@@ -359,7 +372,7 @@ PYBIND11_MODULE(_taot, m) {
             if (counts.ndim() != 1) throw py::value_error("counts: must be one-dimensional (tokens per expert)");
             std::span<const int64_t> row(counts.data(), static_cast<size_t>(counts.shape(0)));
             py::gil_scoped_release release;
-            return Unwrap(c.client->PlanLayer(step, layer, row));
+            return Unwrap(c.Open().PlanLayer(step, layer, row));
           },
           py::arg("step"), py::arg("layer"), py::arg("counts"),
           "The plan for (step, layer) from this rank's routed pairs per expert; the same on every rank.")
@@ -369,7 +382,7 @@ PYBIND11_MODULE(_taot, m) {
              std::optional<uintptr_t> stream) {
             py::gil_scoped_release release;
             return Unwrap(
-                c.client->PlanLayerFromIds(step, layer, {reinterpret_cast<const void*>(ids), pairs, wide}, stream));
+                c.Open().PlanLayerFromIds(step, layer, {reinterpret_cast<const void*>(ids), pairs, wide}, stream));
           },
           py::arg("step"), py::arg("layer"), py::arg("ids"), py::arg("pairs"), py::arg("wide") = false,
           py::arg("stream") = py::none(),
@@ -382,7 +395,7 @@ PYBIND11_MODULE(_taot, m) {
           [](PyClient& c, int64_t step, int layer, double wait_s) -> std::optional<LayerPlan> {
             const absl::Duration wait = Seconds(wait_s, "wait_s");
             py::gil_scoped_release release;
-            std::optional<taot::Plan> placement = Unwrap(c.client->Placement(step, layer, wait));
+            std::optional<taot::Plan> placement = Unwrap(c.Open().Placement(step, layer, wait));
             if (!placement.has_value()) return std::nullopt;
             LayerPlan out;
             out.plan = *std::move(placement);
@@ -405,7 +418,7 @@ PYBIND11_MODULE(_taot, m) {
                                          reinterpret_cast<taot::kernels::RouteCheck*>(check)};
             py::gil_scoped_release release;
             const LayerTables& tables = c.TablesFor(plan.plan);
-            Check(StartReroute(c.client->transport(), tables, reinterpret_cast<const int32_t*>(ids), pairs, outputs,
+            Check(StartReroute(c.Open().transport(), tables, reinterpret_cast<const int32_t*>(ids), pairs, outputs,
                                *c.reroute, stream));
           },
           py::arg("plan"), py::arg("ids"), py::arg("pairs"), py::arg("virtual_expert"), py::arg("dest_rank"),
@@ -418,9 +431,9 @@ PYBIND11_MODULE(_taot, m) {
       .def(
           "reserve_reroute",
           [](PyClient& c, int64_t max_pairs) {
-            const ClientOptions& o = c.client->options();
+            const ClientOptions& o = c.Open().options();
             py::gil_scoped_release release;
-            Check(ReserveRerouteWorkspace(c.client->transport(), o.experts, o.slots_per_rank, max_pairs, *c.reroute));
+            Check(ReserveRerouteWorkspace(c.Open().transport(), o.experts, o.slots_per_rank, max_pairs, *c.reroute));
           },
           py::arg("max_pairs"),
           "Sizes reroute_on_plane's workspace now for layers of up to max_pairs pairs, so that no later reroute of "
@@ -429,9 +442,10 @@ PYBIND11_MODULE(_taot, m) {
           "move_weights",
           [](PyClient& c, const LayerPlan& plan, const std::vector<uintptr_t>& home,
              const std::vector<uintptr_t>& slots, size_t nbytes, double timeout_s) {
+            const absl::Duration timeout = Seconds(timeout_s, "timeout_s");  // raises with the GIL held
             MovedBytes moved;
             py::gil_scoped_release release;
-            Check(StartMoves(c, plan, home, slots, nbytes, &moved)->Wait(Seconds(timeout_s, "timeout_s")));
+            Check(StartMoves(c, plan, home, slots, nbytes, &moved)->Wait(timeout));
             return std::pair{moved.sent, moved.received};
           },
           py::arg("plan"), py::arg("home"), py::arg("slots"), py::arg("nbytes"), py::arg("timeout_s") = 60.0,
@@ -452,10 +466,11 @@ PYBIND11_MODULE(_taot, m) {
           [](PyClient& c, const LayerPlan& plan, const std::vector<uintptr_t>& home,
              const std::vector<uintptr_t>& slots, size_t nbytes, double timeout_s) {
             ExpertBuffers buffers{nbytes, Pointers(home), Pointers(slots)};
+            const absl::Duration timeout = Seconds(timeout_s, "timeout_s");  // raises with the GIL held
             MovedBytes moved;
             py::gil_scoped_release release;
-            Check(ReturnGradients(c.client->transport(), plan.plan, c.client->options().experts, buffers,
-                                  Seconds(timeout_s, "timeout_s"), &moved));
+            Client& client = c.Open();
+            Check(ReturnGradients(client.transport(), plan.plan, client.options().experts, buffers, timeout, &moved));
             return std::pair{moved.sent, moved.received};
           },
           py::arg("plan"), py::arg("home"), py::arg("slots"), py::arg("nbytes"), py::arg("timeout_s") = 60.0,
@@ -469,7 +484,7 @@ PYBIND11_MODULE(_taot, m) {
             py::gil_scoped_release release;
             const LayerTables& tables = c.TablesFor(plan.plan);
             std::unique_ptr<PendingExchange> pending =
-                Unwrap(StartTensorMoves(c.client->transport(), tables, layout, *c.weights, stream, &moved));
+                Unwrap(StartTensorMoves(c.Open().transport(), tables, layout, *c.weights, stream, &moved));
             return std::tuple{std::move(pending), moved.sent, moved.received};
           },
           py::arg("plan"), py::arg("home"), py::arg("slots"), py::arg("stream") = py::none(),
@@ -497,7 +512,7 @@ PYBIND11_MODULE(_taot, m) {
             py::gil_scoped_release release;
             const LayerTables& tables = c.TablesFor(plan.plan);
             std::unique_ptr<PendingExchange> pending =
-                Unwrap(StartGradientReturn(c.client->transport(), tables, layout, *c.gradients, stream, &moved));
+                Unwrap(StartGradientReturn(c.Open().transport(), tables, layout, *c.gradients, stream, &moved));
             return std::tuple{std::move(pending), moved.sent, moved.received};
           },
           py::arg("plan"), py::arg("slot_grads"), py::arg("slot_dtype"), py::arg("home_grads"),
@@ -505,5 +520,18 @@ PYBIND11_MODULE(_taot, m) {
           "The slots' gradients (slot_dtype 'float32' or 'bfloat16') home, added into the home experts' float32 "
           "gradients (main_grad) in ascending guest order; tensors as in start_tensor_moves. Returns (PendingMove, "
           "bytes sent, bytes received).")
-      .def("stats", [](const PyClient& c) { return Stats(c.client->stats()); });
+      .def("stats", [](PyClient& c) { return Stats(c.Open().stats()); })
+      .def(
+          "close",
+          [](PyClient& c) {
+            // Taken while the GIL is held, so a call after this one finds the client closed; the
+            // daemon link's threads are joined (its queued reports sent, within one call timeout)
+            // without the GIL, which nothing they do needs.
+            std::unique_ptr<Client> closing = std::move(c.client);
+            py::gil_scoped_release release;
+            closing.reset();
+          },
+          "Ends the client now rather than whenever Python frees it: stops its threads (reports still queued "
+          "for the daemon go out within one call timeout) and releases its channel. Idempotent; any other "
+          "call after it raises RuntimeError. The transport and moves already started are not affected.");
 }

@@ -87,6 +87,10 @@ def worker(rank, build, tmp, address):
     moe(x, ids, gates).sum().backward()  # the refusals changed nothing: a good layer trains
     if x.grad is None or moe.home.grad is None:
         raise AssertionError(f"rank {rank}: no gradients after the refusals")
+    # The low-level client checks its timeouts before it lets go of the GIL (raising without it crashes).
+    client, plan = moe.session.client, moe.last_plan
+    expect(rank, lambda: client.move_weights(plan, [], [], 0, timeout_s=-1), "timeout_s")
+    expect(rank, lambda: client.return_gradients(plan, [], [], 0, timeout_s=float("nan")), "timeout_s")
     dist.destroy_process_group()
     if rank == 0:
         print("every refusal named its field, on every rank; the layer then trained")

@@ -11,6 +11,10 @@ agree; then the layer takes the oracle's weights, so that each step starts from 
 (what is guaranteed is per step: over many steps rounding differences compound, docs/
 integration.md, "Numbers"). Expert 7 never gets a token.
 
+At the end each rank closes its session (twice: close is idempotent; a call after it raises), and
+once the trainer has destroyed the process group and dropped its layer, the group must be gone:
+a group kept alive into interpreter teardown aborts the process there (taot/torch.py, _sessions).
+
 Tolerance: rtol = 1e-4, atol = 1e-5 x the tensor's largest magnitude (at least 1) on float32 (as
 tests/e2e/moe_torch.py explains: the same per-pair terms, summed in another order).
 
@@ -29,12 +33,14 @@ device per rank (NCCL takes one rank per device), and exits with 77 (ctest's ski
 """
 import argparse
 import copy
+import gc
 import json
 import os
 import signal
 import sys
 import tempfile
 import time
+import weakref
 
 import torch
 import torch.distributed as dist
@@ -81,6 +87,15 @@ def close(a, b, what, step, rank):
 
 
 def worker(rank, args):
+    group = train(rank, args)
+    gc.collect()
+    if group() is not None:
+        raise AssertionError(f"rank {rank}: the process group outlived destroy_process_group() and the trainer's "
+                             f"layer: something of taot's still holds it")
+
+
+def train(rank, args):
+    """The test's steps; returns a weak reference to the process group, destroyed at the end."""
     sys.path.insert(0, os.path.join(args.build, "client_lib", "python"))
     import taot.torch
 
@@ -178,7 +193,18 @@ def worker(rank, args):
     if args.kill_daemon_at is not None:
         if not (sources[0] == "daemon" and sources[-1] == "local" and stats["daemon_failures"] >= 1):
             raise AssertionError(f"rank {rank}: expected daemon plans, then local ones after the kill: {sources}")
+    moe.session.close()  # what was queued for the daemon still goes out: main checks its metrics
+    moe.session.close()
+    try:
+        moe.session.client.stats()
+    except RuntimeError as e:
+        if "closed" not in str(e):
+            raise AssertionError(f"rank {rank}: a closed client's error does not say it is closed: {e}")
+    else:
+        raise AssertionError(f"rank {rank}: a closed client still answered")
+    group = weakref.ref(dist.group.WORLD)
     dist.destroy_process_group()
+    return group
 
 
 def device_variant_missing(build):

@@ -21,9 +21,11 @@ has the whole story; what is kept where:
   gradient is accumulated, so optimizers, DDP's reducer and clipping all see complete gradients.
 - All collectives in backward are joined by every rank, also one that received no token.
 """
+import atexit
 import copy
 import socket
 import uuid
+import weakref
 
 import torch
 import torch.distributed as dist
@@ -105,11 +107,13 @@ def _agree(group, error, settings):
 
 class Session:
     """taot's transport and client for one process group, shared by every ExpertParallel layer
-    over that group (one registration with the daemon per rank, layers numbered in order)."""
+    over that group (one registration with the daemon per rank, layers numbered in order).
+    It lives as long as the group and a layer over it do, or until close(); it holds no
+    reference to the group, so torch.distributed.destroy_process_group() frees the group once
+    the trainer's own references are gone."""
 
     def __init__(self, group, *, num_experts, slots, device, expert_bytes, mode="local", address="", job_id="",
                  node=None, hostname=None, timeout_s=60.0, **client_options):
-        self.group = group
         self.rank = dist.get_rank(group)
         self.ranks = dist.get_world_size(group)
         self.experts, self.slots, self.device = num_experts, slots, torch.device(device)
@@ -125,12 +129,22 @@ class Session:
         dist.all_gather_object(hosts, socket.gethostname(), group=group)
         if hostname is None:  # the address peers reach this rank at: loopback when all share a host
             hostname = "127.0.0.1" if len(set(hosts)) == 1 else socket.gethostname()
-        self.transport = self._connect(hostname)
+        self.transport = self._connect(group, hostname)
         self.client = taot.Client(self.transport, experts=num_experts, node=node, mode=mode, address=address,
                                   job_id=job_id, slots_per_rank=slots, expert_bytes=expert_bytes,
                                   collective_timeout_s=timeout_s, **client_options)
 
-    def _connect(self, hostname):
+    def close(self):
+        """Ends the client (its threads stopped, reports queued for the daemon sent within one
+        call timeout) and the transport, now. Every layer over the session fails after it; a new
+        ExpertParallel over the group starts a new session. Idempotent."""
+        self.client.close()
+        self.transport = None
+        for group, session in list(_sessions.items()):
+            if session is self:
+                del _sessions[group]
+
+    def _connect(self, group, hostname):
         """NCCL for CUDA experts (a communicator of taot's own, from a unique id rank 0 draws),
         else Gloo meeting through the default group's store under a prefix rank 0 draws (a fresh
         rendezvous every run, nothing left on disk)."""
@@ -138,11 +152,11 @@ class Session:
             if not taot.has_nccl:
                 raise RuntimeError("taot.torch: CUDA experts need taot built with NCCL (taot.has_nccl is False)")
             uid = [taot.nccl_unique_id() if self.rank == 0 else None]
-            dist.broadcast_object_list(uid, src=_global_rank(self.group, 0), group=self.group)
+            dist.broadcast_object_list(uid, src=_global_rank(group, 0), group=group)
             index = self.device.index if self.device.index is not None else torch.cuda.current_device()
             return taot.connect_nccl(self.rank, self.ranks, index, uid[0], timeout_s=self.timeout_s)
         run = [uuid.uuid4().hex if self.rank == 0 else None]
-        dist.broadcast_object_list(run, src=_global_rank(self.group, 0), group=self.group)
+        dist.broadcast_object_list(run, src=_global_rank(group, 0), group=group)
         store = dist.distributed_c10d._get_default_store()
         return taot.connect_store(self.rank, self.ranks, store, f"taot/{run[0]}/", hostname=hostname,
                                   timeout_s=self.timeout_s)
@@ -174,13 +188,25 @@ class Session:
             self._pending.pop(0).wait(self.timeout_s)
 
 
-_sessions = {}
+# Keyed weakly by the group: holding it here would keep torch's process group alive past
+# destroy_process_group() into interpreter teardown, where its Gloo worker threads, releasing the
+# tensors of their last work, need the GIL after Python has stopped giving it out, and the process
+# aborts ("terminate called without an active exception").
+_sessions = weakref.WeakKeyDictionary()
+
+
+@atexit.register
+def _close_sessions():
+    """Ends every session while the interpreter is whole: a client freed during teardown would
+    join its threads when Python's modules are half gone."""
+    for session in list(_sessions.values()):
+        session.close()
 
 
 def _session_for(group, **settings):
-    session = _sessions.get(id(group))
+    session = _sessions.get(group)
     if session is None:
-        session = _sessions[id(group)] = Session(group, **settings)
+        session = _sessions[group] = Session(group, **settings)
         return session
     shared = ("num_experts", "slots", "mode", "address", "job_id", "expert_bytes")
     mine, wanted = ({k: d[k] for k in shared} for d in (session.settings, settings))
