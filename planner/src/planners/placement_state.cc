@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "planners/sorted_place.h"
+
 namespace taot::planners {
 
 void PlacementState::Bind(const PlanRequest& request, const LoadSums& sums) {
@@ -146,16 +148,7 @@ void PlacementState::Reindex(int c) {
     bins.erase(bins.begin() + static_cast<std::ptrdiff_t>(at));
     return;
   }
-  // Rooms change by one piece at a time, so the entry rarely travels far: walk it there.
-  while (at > 0 && now < bins[at - 1]) {
-    bins[at] = bins[at - 1];
-    --at;
-  }
-  while (at + 1 < bins.size() && bins[at + 1] < now) {
-    bins[at] = bins[at + 1];
-    ++at;
-  }
-  bins[at] = now;
+  MoveToSortedPlace(bins, at, now);
 }
 
 void PlacementState::Shift(int h, int e, int c, int64_t amount, int slots) {

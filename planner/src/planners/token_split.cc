@@ -40,9 +40,12 @@ void CheapestSplit::Append(const PlanRequest& request, const std::vector<int64_t
   });
   demand_.assign(static_cast<size_t>(request.ranks()), 0);
   plan.replicas.reserve(plan.replicas.size() + shares.size());
-  // A guest typically draws on the sources of its own node and a few more.
-  plan.assignments.reserve(plan.assignments.size() +
-                           shares.size() * static_cast<size_t>(std::min(request.ranks(), 16)));
+  // A guest typically draws on the sources of its own node and a few more; a burst's guests draw
+  // on more, and the last plan's count is the better guess for the next layer of a similar load
+  // (counting the sources with tokens exactly costs more than growing the array once).
+  const size_t first_assignment = plan.assignments.size();
+  plan.assignments.reserve(first_assignment +
+                           std::max(shares.size() * static_cast<size_t>(std::min(request.ranks(), 16)), last_flows_));
   // The split experts' columns of the load matrix, gathered in one pass over its rows: reading
   // them expert by expert strides across every row (measured: 7% of a plan at EP64).
   split_experts_.clear();
@@ -58,7 +61,20 @@ void CheapestSplit::Append(const PlanRequest& request, const std::vector<int64_t
   const int R = request.ranks();
   const size_t X = split_experts_.size();
   columns_.resize(X * static_cast<size_t>(R));
-  for (int src = 0; src < R; ++src) {
+  // Rows in blocks: each expert's index is read once per block, and the block's values land side
+  // by side in its column (a third of the instructions of one row at a time at EP256).
+  constexpr int kBlock = 8;
+  int src = 0;
+  for (; src + kBlock <= R; src += kBlock) {
+    const int64_t* rows[kBlock];
+    for (int b = 0; b < kBlock; ++b) rows[b] = request.load.row(src + b).data();
+    int64_t* out = columns_.data() + src;
+    for (size_t x = 0; x < X; ++x, out += R) {
+      const int e = split_experts_[x];
+      for (int b = 0; b < kBlock; ++b) out[b] = rows[b][e];
+    }
+  }
+  for (; src < R; ++src) {
     const std::span<const int64_t> row = request.load.row(src);
     for (size_t x = 0; x < X; ++x) columns_[x * R + src] = row[split_experts_[x]];
   }
@@ -83,6 +99,7 @@ void CheapestSplit::Append(const PlanRequest& request, const std::vector<int64_t
     }
     i = j;
   }
+  last_flows_ = plan.assignments.size() - first_assignment;
 }
 
 }  // namespace taot::planners

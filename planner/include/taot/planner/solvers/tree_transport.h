@@ -37,15 +37,16 @@ void MatchOnTree(const Topology& topology, std::span<int64_t> supply, std::span<
     demand[d] -= amount;
     emit(s, d, amount);
   };
-  // Fills the demands of `demands` from the supplies of `supplies`, both in order.
+  // Fills the demands of `demands` from the supplies of `supplies`, both in order. A move
+  // changes only its own supply and demand, so each pointer moves on only past what it emptied.
   auto match = [&](auto s, auto s_end, auto d, auto d_end) {
-    while (true) {
-      // Demands first: once they are met the supplies need no scan.
-      while (d != d_end && demand[*d] == 0) ++d;
-      if (d == d_end) return;
+    // Demands first: once they are met the supplies need no scan.
+    while (d != d_end && demand[*d] == 0) ++d;
+    while (d != d_end) {
       while (s != s_end && supply[*s] == 0) ++s;
       if (s == s_end) return;
       move(*s, *d);
+      while (d != d_end && demand[*d] == 0) ++d;
     }
   };
   for (int d : demand_ranks) {
