@@ -158,9 +158,10 @@ void AddResidents(PlanRequest& request, uint64_t seed) {
 
 // Bursts (one expert of a rank made 8-40x hotter), where many pieces inside win, ranks that
 // already hold pieces across nodes (what a cover grows first), and resident replicas (free
-// pieces, inside and across); with and without a bound.
+// pieces, inside and across); with and without a bound, and with a cost past which a split is
+// useless.
 TEST(SplitCoverTest, ThePrunedSearchFindsTheSplitThatWeighingEveryJFinds) {
-  int compared = 0, inside = 0, with_residents = 0;
+  int compared = 0, inside = 0, with_residents = 0, found_below = 0, skipped = 0;
   for (uint64_t seed = 0; seed < 240; ++seed) {
     const int ranks = 16, experts = 64, slots = 1 + static_cast<int>(seed % 4);
     PlanRequest request = taot::testing::RandomRequest(ranks, experts, slots, seed, 4);
@@ -194,6 +195,24 @@ TEST(SplitCoverTest, ThePrunedSearchFindsTheSplitThatWeighingEveryJFinds) {
         with_residents += request.resident.empty() ? 0 : 1;
         ++compared;
       }
+      // A split that would cost `useless` or more loses the caller's trial: the search may skip
+      // it, and then answers kUseless, but a split below it is found as before.
+      const SplitCover::Split want = EveryJ(s, h, kNoBound);
+      for (double extra : {0.5, 2.5, 6.5}) {
+        const double useless = s.cost() + extra;
+        const SplitCover::Split got = split.Plan(s, h, kNoBound, useless);
+        if (std::get<1>(want.key) < useless) {
+          EXPECT_EQ(got.inside, want.inside) << "seed " << seed << ", rank " << h << ", useless " << useless;
+          EXPECT_EQ(got.key, want.key) << "seed " << seed << ", rank " << h << ", useless " << useless;
+          ++found_below;
+        } else {
+          // The best, kUseless or another split past `useless`: the trial is lost either way.
+          EXPECT_TRUE(got.key == SplitCover::kUseless || (got.key == want.key && got.inside == want.inside) ||
+                      (std::get<0>(got.key) <= std::get<0>(want.key) && std::get<1>(got.key) >= useless))
+              << "seed " << seed << ", rank " << h << ", useless " << useless;
+          skipped += got.key == SplitCover::kUseless ? 1 : 0;
+        }
+      }
       if (s.surplus(h) > 0) {
         split.Plan(s, h, kNoBound);
         split.Apply(s, h);
@@ -204,6 +223,8 @@ TEST(SplitCoverTest, ThePrunedSearchFindsTheSplitThatWeighingEveryJFinds) {
   EXPECT_GT(compared, 600);
   EXPECT_GT(inside, 150);  // the pieces inside mattered, not only j = 0
   EXPECT_GT(with_residents, 150);
+  EXPECT_GT(found_below, 100);  // the useless bound left the search alone
+  EXPECT_GT(skipped, 100);      // and cut it short
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "planners/split_cover.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace taot::planners {
 
@@ -46,7 +48,7 @@ double SplitCover::CrossNodeFloor(int64_t rem) const {
   return static_cast<double>(std::max<int64_t>(0, pieces - free_pieces_)) * piece_floor_;
 }
 
-SplitCover::Split SplitCover::Plan(const PlacementState& state, int h, double bound) {
+SplitCover::Split SplitCover::Plan(const PlacementState& state, int h, double bound, double useless) {
   Sketch& sk = sketch_;
   sk.Start(state, h);
   // The pieces inside, laid once: j = 0, then each next piece while h is not covered, the node
@@ -57,15 +59,24 @@ SplitCover::Split SplitCover::Plan(const PlacementState& state, int h, double bo
     if (state.cost() + sk.cost() > bound) break;
     inside_.push_back(sk.mark());
   }
-  // The floor only rules out splits below the first weighed: with none, it is not needed.
-  if (inside_.size() > 1) PrepareFloor(state, h);
+  // The floor rules out splits below the first weighed, and any that would reach `useless`.
+  const bool bounded = useless < std::numeric_limits<double>::infinity();
+  if (inside_.size() > 1 || bounded) PrepareFloor(state, h);
   // Most pieces inside first. A j that covers h only wins by costing less than the best so far,
   // or as little (lower j win ties); the slack keeps a floor summed in another order than the
   // cover's own sum from ruling out an equal cost.
   Split best;
-  bool found = false;
+  bool found = false, skipped = false;
   for (int j = static_cast<int>(inside_.size()) - 1; j >= 0; --j) {
     sk.Rewind(inside_[static_cast<size_t>(j)]);
+    if (bounded) {
+      // With the same slack as below: an equal cost summed in another order is not ruled out.
+      const double floor = CrossNodeFloor(sk.rem());
+      if (floor >= 0 && state.cost() + sk.cost() + floor >= useless + 1e-9 * (1 + std::abs(useless))) {
+        skipped = true;
+        continue;
+      }
+    }
     if (found && std::get<0>(best.key) == 0) {
       const double floor = CrossNodeFloor(sk.rem());
       const double best_cost = std::get<1>(best.key);
@@ -79,6 +90,9 @@ SplitCover::Split SplitCover::Plan(const PlacementState& state, int h, double bo
     }
     found = true;
   }
+  // A split skipped as useless might have left less over than the best weighed: only a best that
+  // covers h is sure to beat it.
+  if (!found || (skipped && std::get<0>(best.key) > 0)) best = {0, kUseless};
   return best;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <tuple>
 #include <vector>
 
@@ -34,8 +35,14 @@ class SplitCover {
   };
 
   void Resize(int ranks, int experts) { sketch_.Resize(ranks, experts); }
-  // The best split of h, giving up on splits dearer than `bound`.
-  Split Plan(const PlacementState& state, int h, double bound);
+  // What Plan answers when every split might cost `useless` or more.
+  static constexpr Key kUseless{std::numeric_limits<int64_t>::max(), std::numeric_limits<double>::infinity()};
+
+  // The best split of h, giving up on splits dearer than `bound`. Where the best costs less than
+  // `useless`, it is the answer; otherwise the answer is the best or kUseless (splits whose floor
+  // reaches `useless` are not weighed).
+  Split Plan(const PlacementState& state, int h, double bound,
+             double useless = std::numeric_limits<double>::infinity());
   // Makes the split the last Plan(state, h, ...) chose, on the state as that Plan saw it: the
   // pieces its sketch weighed, without weighing them again.
   void Apply(PlacementState& state, int h) const;

@@ -69,6 +69,17 @@ const std::vector<int>& Placement::NodeOrder() {
   return order;
 }
 
+bool Placement::LosesTrial(double cost, double debt) {
+  if (cost >= bound_.cost || cost + debt >= bound_.cost_and_debt) trial_lost_ = true;
+  return trial_lost_;
+}
+
+bool Placement::LosesCarry(const Handoff& carry, int h) {
+  // The carry's piece adds to the cost; its sheds are made (with pieces) or owed as debt.
+  const double piece = state_.PieceCost(h, carry.expert, carry.receiver);
+  return LosesTrial(state_.cost() + piece, state_.debt() + carry.cost - piece);
+}
+
 void Placement::BestCover(int h) {
   PlacementState& s = state_;
   GrowPieces(s, h, Scope::kAnywhere);
@@ -80,10 +91,11 @@ void Placement::BestCover(int h) {
   // measured over the frontier cases, taking the two pieces loses nothing and saves the
   // split's trials).
   if (two && s.tree() && two->cost - s.cost() <= 3 * s.tree_costs().intra) {
-    TwoPieceCover::Apply(s, h, *two);
+    if (!LosesTrial(two->cost, s.debt())) TwoPieceCover::Apply(s, h, *two);
     return;
   }
-  const SplitCover::Split split = split_.Plan(s, h, two ? two->cost : std::numeric_limits<double>::infinity());
+  const SplitCover::Split split = split_.Plan(s, h, two ? two->cost : std::numeric_limits<double>::infinity(),
+                                              std::min(bound_.cost, bound_.cost_and_debt - s.debt()));
   // A handoff costs an inter-node piece and at least one shed.
   const bool handoff_can_win = !two || !s.tree() || two->cost - s.cost() > s.tree_costs().inter + s.tree_costs().intra;
   const std::optional<Handoff> handoff = handoff_can_win ? chains_.PlanHandoff(s, h, sheds_) : std::nullopt;
@@ -91,10 +103,11 @@ void Placement::BestCover(int h) {
   const auto handoff_key =
       handoff ? std::make_tuple(int64_t{0}, s.cost() + handoff->cost) : std::make_tuple(s.surplus(h) + 1, 0.0);
   if (handoff && handoff_key < two_key && handoff_key < split.key) {
-    ChainCovers::ApplyHandoff(s, h, *handoff);
+    const double piece = s.PieceCost(h, handoff->expert, handoff->receiver);
+    if (!LosesTrial(s.cost() + piece, s.debt() + handoff->cost - piece)) ChainCovers::ApplyHandoff(s, h, *handoff);
   } else if (two && two_key < split.key) {
-    TwoPieceCover::Apply(s, h, *two);
-  } else {
+    if (!LosesTrial(two->cost, s.debt())) TwoPieceCover::Apply(s, h, *two);
+  } else if (!LosesTrial(std::get<1>(split.key), s.debt())) {
     split_.Apply(s, h);
   }
 }
@@ -130,6 +143,7 @@ void Placement::CarryPieces(int node, std::span<const int> carriers) {
       if (e < 0 || NodeExcess(node) <= 0) continue;
       const Handoff* carry = chains_.PlanCarry(s, h, e, sheds_, std::min(share, NodeExcess(node)), &carry_cache_);
       if (!carry) continue;
+      if (LosesCarry(*carry, h)) return;
       ChainCovers::ApplyCarry(s, h, *carry);
       carry_cache_.Forget(s.topology().node_of(carry->receiver));
       carried = true;
@@ -140,6 +154,7 @@ void Placement::CarryPieces(int node, std::span<const int> carriers) {
 void Placement::CoverHot() {
   for (int h : hot_) PlaceWhole(state_, h);
   for (int h : hot_) {
+    if (LosesTrial(state_.cost(), state_.debt())) return;
     if (state_.surplus(h) > 0) BestCover(h);
   }
 }
@@ -158,8 +173,13 @@ void Placement::CoverNode(int node) {
   std::sort(hot_.begin(), hot_.end(),
             [&](int a, int b) { return std::make_pair(-s.surplus(a), a) < std::make_pair(-s.surplus(b), b); });
   int carriers_max = exports_[node] > 0 ? std::min<int>(kMaxCarriers, static_cast<int>(hot_.size())) : 0;
+  // The pass's bound holds inside every trial: a trial that reaches it either loses to one
+  // below it or, kept, loses the pass (node_lost_).
+  bound_ = {pass_bound_, std::numeric_limits<double>::infinity()};
+  trial_lost_ = false;
   if (carriers_max == 0) {
     CoverHot();
+    node_lost_ = trial_lost_;
   } else {
     // A node that must export: also try letting its hot ranks with the biggest experts carry
     // whole experts across nodes (one inter-node piece each, bigger than their own surplus),
@@ -171,6 +191,7 @@ void Placement::CoverNode(int node) {
       return std::make_tuple(-s.left(s.LargestExpert(a)), -s.surplus(a), a) <
              std::make_tuple(-s.left(s.LargestExpert(b)), -s.surplus(b), b);
     });
+    constexpr int64_t kLost = std::numeric_limits<int64_t>::max();  // a lost trial's surplus
     const size_t start = s.log().size();
     const bool can_hand_off = ChainCovers::CanHandOff(s, by_expert[0]);
     // A carrier either fills the best-fitting bin in another node, or (`handing`) hands its
@@ -179,6 +200,7 @@ void Placement::CoverNode(int node) {
     auto try_carriers = [&](int carriers, bool handing) {
       // A reused choice may name more carriers than this order leaves hot ranks.
       carriers = std::min(carriers, static_cast<int>(by_expert.size()));
+      trial_lost_ = false;
       if (handing && sheds_ == ChainCovers::Sheds::kPieces) {
         CarryPieces(node, std::span<const int>(by_expert).first(static_cast<size_t>(carriers)));
       } else {
@@ -192,6 +214,7 @@ void Placement::CoverNode(int node) {
           if (handing) {
             if (const Handoff* carry =
                     chains_.PlanCarry(s, h, e, sheds_, std::numeric_limits<int64_t>::max(), &carry_cache_)) {
+              if (LosesCarry(*carry, h)) break;
               ChainCovers::ApplyCarry(s, h, *carry);
               carry_cache_.Forget(topo.node_of(carry->receiver));
               continue;
@@ -204,14 +227,22 @@ void Placement::CoverNode(int node) {
           }
         }
       }
-      CoverHot();
+      if (!trial_lost_) CoverHot();
+      // A lost trial loses to every other, and kept (every trial lost), it loses the pass.
+      if (trial_lost_) return std::make_tuple(kLost, s.cost() + s.debt());
       int64_t unmet = 0;
       for (int r : topo.ranks_of_node(node)) unmet += s.surplus(r);
       return std::make_tuple(unmet, s.cost() + s.debt());
     };
+    // A trial also stops once it reaches the best trial's cost where that leaves nothing over:
+    // it can beat the best only with less left over.
+    const auto bound_by_best = [&](const std::tuple<int64_t, double>& best) {
+      bound_ = {pass_bound_, std::get<0>(best) == 0 ? std::get<1>(best) : std::numeric_limits<double>::infinity()};
+    };
+    bool reused_lost = false;
     if (carriers_chosen_[node] >= 0) {
       // The first node order chose already; the second reuses the choice (measured: no loss).
-      try_carriers(carriers_chosen_[node], carriers_handing_[node]);
+      reused_lost = std::get<0>(try_carriers(carriers_chosen_[node], carriers_handing_[node])) == kLost;
       carriers_max = 0;
     }
     s.set_logging(carriers_max > 0);
@@ -224,6 +255,8 @@ void Placement::CoverNode(int node) {
       const PlacementState::Change& u = s.log()[i];
       cross += u.kind == PlacementState::Change::kAdd && !topo.same_node(u.rank, u.bin);
     }
+    // A lost first trial stopped before its count was known: the carriers may still save the pass.
+    if (std::get<0>(best_key) == kLost) cross = std::max(cross, 2);
     trials_.Begin(s, start);
     // With pieces, a handoff that leaves the node nothing over the cap is kept whatever the plain
     // trials find, and a node with one hot rank hands off through it whatever they choose: there
@@ -233,6 +266,8 @@ void Placement::CoverNode(int node) {
     if (hand_off && sheds_ == ChainCovers::Sheds::kPieces && carriers_max == 1) {
       handoff_tried_ = true;
       trials_.Next();
+      // Kept on what it leaves over alone, whatever it costs: no bound.
+      bound_ = {};
       handed_off = std::get<0>(try_carriers(1, true)) == 0;
       trials_.End(handed_off);
       if (handed_off) {
@@ -242,6 +277,7 @@ void Placement::CoverNode(int node) {
     }
     for (int carriers = 1; carriers <= (cross >= 2 && !handed_off ? carriers_max : 0); ++carriers) {
       trials_.Next();
+      bound_by_best(best_key);
       const std::tuple<int64_t, double> key = try_carriers(carriers, false);
       // One more carrier rarely helps once one did not: go back to the better cover.
       const bool better = key < best_key;
@@ -256,15 +292,24 @@ void Placement::CoverNode(int node) {
       handoff_tried_ = true;
       const int carriers = carriers_chosen_[node] > 0 ? carriers_chosen_[node] : carriers_max;
       trials_.Next();
+      if (sheds_ == ChainCovers::Sheds::kWhole) {
+        bound_by_best(best_key);
+      } else {
+        // With pieces it is kept on what it leaves over alone, whatever it costs.
+        bound_ = {};
+      }
       const std::tuple<int64_t, double> key = try_carriers(carriers, true);
       const bool always = sheds_ == ChainCovers::Sheds::kPieces && std::get<0>(key) <= std::get<0>(best_key);
       trials_.End(always || key < best_key);
       if (always || key < best_key) {
         carriers_chosen_[node] = carriers;
         carriers_handing_[node] = true;
+        best_key = key;
       }
     }
+    node_lost_ = reused_lost || std::get<0>(best_key) == kLost;
   }
+  bound_ = {};
   s.set_logging(false);
   s.EndDeferral();
 }
@@ -288,13 +333,14 @@ std::optional<std::tuple<int64_t, double>> Placement::CoverAll(const std::vector
   // Between nodes a pass only adds pieces (CoverNode's trials are undone inside it), so its cost
   // never falls: once it reaches the bound, the pass cannot end cheaper.
   const auto lost = [&] { return s.cost() >= bound; };
+  pass_bound_ = bound;
   if (pass.sequence) {
     sequence_.Cover(s, nodes, *pass.sequence);
     if (lost()) return std::nullopt;
   } else {
     for (int node : nodes) {
       CoverNode(node);
-      if (lost()) return std::nullopt;
+      if (node_lost_ || lost()) return std::nullopt;
     }
   }
   // Handoffs leave receivers over the cap in nodes that may already be done: their turn again.
@@ -302,7 +348,7 @@ std::optional<std::tuple<int64_t, double>> Placement::CoverAll(const std::vector
     std::span<const int> ranks = s.topology().ranks_of_node(node);
     if (std::any_of(ranks.begin(), ranks.end(), [&](int r) { return s.surplus(r) > 0; })) {
       CoverNode(node);
-      if (lost()) return std::nullopt;
+      if (node_lost_ || lost()) return std::nullopt;
     }
   }
   for (int h = 0; h < s.ranks(); ++h) {
@@ -362,8 +408,20 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces, bool first_met) {
     surplus += s.surplus(r);
   }
   const bool tight = (room - surplus) * 100 <= s.total_load();
-  // The transport's node order, then exporters first (reusing the first pass's carriers).
   handoff_tried_ = false;
+  // A burst: a rank's surplus over twice the roomiest bin, so its expert needs several pieces
+  // wherever it goes. There the pieces pass (below) wins by far, so it goes first, and the other
+  // passes then stop inside the first trial that reaches its cost (docs/performance.md, "The
+  // pieces pass first on bursts, and bounds inside a node's trials").
+  const bool burst = s.ranks() > 0 && *std::max_element(s.surpluses().begin(), s.surpluses().end()) >
+                                          2 * *std::max_element(s.spares().begin(), s.spares().end());
+  bool pieces_run = false;
+  if (burst && any_exporter) {
+    run({false, ChainCovers::Sheds::kPieces, std::nullopt}, true);
+    carriers_chosen_.assign(carriers_chosen_.size(), -1);
+    pieces_run = true;
+  }
+  // The transport's node order, then exporters first (reusing the first pass's carriers).
   run({false, ChainCovers::Sheds::kWhole, std::nullopt}, true);
   if (any_exporter) run({true, ChainCovers::Sheds::kWhole, std::nullopt}, !tight);
   if (tight) {
@@ -380,7 +438,7 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces, bool first_met) {
   // carry per node could merge), the full plan with every carrier handing off pieces decides
   // too, last, so that it is kept only where it is cheaper (measured on the peer_match cases: a
   // pass without handoffs, or a second node order, adds nothing).
-  if (handoff_tried_ && CrossesTwiceBetweenTwoNodes(pieces)) {
+  if (!pieces_run && handoff_tried_ && CrossesTwiceBetweenTwoNodes(pieces)) {
     carriers_chosen_.assign(carriers_chosen_.size(), -1);
     run({false, ChainCovers::Sheds::kPieces, std::nullopt}, true);
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <tuple>
@@ -41,18 +42,22 @@ namespace taot::planners {
 //    An exporting node also tries carriers: its hot ranks with the biggest experts send a whole
 //    expert across nodes and take their node-mates' surplus; a burst's expert, too big for any
 //    bin elsewhere, is handed off instead (ChainCovers::PlanCarry), on an estimate with whole
-//    sheds; where that was weighed, a last pass hands it off with pieces to one receiver per
-//    node that must take some (Pass::sheds);
+//    sheds; a pieces pass hands it off with pieces to one receiver per node that must take
+//    some (Pass::sheds): on a burst (a surplus over twice the roomiest bin) it goes first, for
+//    it usually wins there by far; elsewhere it goes last, where a handoff was weighed;
 // 4. what is still uncovered takes pieces from anywhere (CoverRank), after crumbs of room stuck
 //    in full ranks have moved, through their pieces, to ranks with free slots (AbsorbCrumbs).
 // Handoffs and carriers are chains (a rank both sends and receives); with tight slots they are
 // what the exact optimum uses (docs/planners.md).
 //
-// Speed: options are weighed on sketches (placement_sketch.h: what a cover would change, kept
-// apart from the state); CoverNode's trials are undone through the state's log
-// (placement_state.h) or, a burst's, through copies of the state (trial_states.h); on a
-// two-level topology the open bins are kept sorted by room, so a best-fit query is a binary
-// search.
+// Speed: a pass stops once its cost reaches the best plan's so far, and inside a node so does
+// each trial: a trial that would reach the pass's bound is lost (it makes nothing more), and a
+// node that keeps a lost trial loses the pass; a trial also stops at the best trial's cost and
+// debt where that leaves nothing over. Options are weighed on sketches (placement_sketch.h:
+// what a cover would change, kept apart from the state); CoverNode's trials are undone through
+// the state's log (placement_state.h) or, a burst's, through copies of the state
+// (trial_states.h); on a two-level topology the open bins are kept sorted by room, so a best-fit
+// query is a binary search.
 class Placement {
  public:
   // How many of an exporting node's hot ranks CoverNode tries as carriers of whole experts.
@@ -75,6 +80,13 @@ class Placement {
     ChainCovers::Sheds sheds;
     std::optional<SequenceCover::Order> sequence;  // northwest-corner covers instead of CoverNode
   };
+  // A trial stops (trial_lost_) once its cost would reach `cost`, the pass's bound (kept, it
+  // would lose the pass; the debt is an estimate, so it does not count), or its cost and debt
+  // reach `cost_and_debt`, the best trial's where that leaves nothing over (it cannot beat it).
+  struct TrialBound {
+    double cost = std::numeric_limits<double>::infinity();
+    double cost_and_debt = std::numeric_limits<double>::infinity();
+  };
   // Covers every node in one pass from the state after step 1; (surplus left, cost), or nothing
   // once its cost reaches `bound` (the pass cannot beat a plan of that cost).
   std::optional<std::tuple<int64_t, double>> CoverAll(const std::vector<int>& order, const Pass& pass, double bound);
@@ -90,8 +102,12 @@ class Placement {
   bool CrossesTwiceBetweenTwoNodes(const std::vector<Piece>& pieces);
   // The node's surplus less its open ranks' room: what it must still send to other nodes.
   int64_t NodeExcess(int node) const;
-  // The cheapest of the two-piece cover, the split and a handoff.
+  // The cheapest of the two-piece cover, the split and a handoff, unless it loses the trial.
   void BestCover(int h);
+  // Whether the trial is lost (trial_lost_), or is lost by reaching `cost` and `debt`.
+  bool LosesTrial(double cost, double debt);
+  // LosesTrial for h's carry, before it is made.
+  bool LosesCarry(const Handoff& carry, int h);
 
   PlacementState state_;
   PlacementState::Values base_;  // the state after step 1, where every pass starts
@@ -113,6 +129,10 @@ class Placement {
   bool handoff_tried_ = false;                             // whether a pass weighed a carriers' handoff
   std::vector<int> crossings_;                             // (from node, to node) of cross-node pieces, as one index
   TrialStates trials_;                                     // CoverNode's further trials
+  double pass_bound_ = std::numeric_limits<double>::infinity();  // CoverAll's bound on the cost
+  TrialBound bound_;                                             // the trial's
+  bool trial_lost_ = false;
+  bool node_lost_ = false;  // CoverNode kept a lost trial: the pass cannot beat its bound
 };
 
 }  // namespace taot::planners
