@@ -431,9 +431,10 @@ PYBIND11_MODULE(_taot, m) {
       .def(
           "reserve_reroute",
           [](PyClient& c, int64_t max_pairs) {
-            const ClientOptions& o = c.Open().options();
+            Client& client = c.Open();  // raises with the GIL held
+            const ClientOptions& o = client.options();
             py::gil_scoped_release release;
-            Check(ReserveRerouteWorkspace(c.Open().transport(), o.experts, o.slots_per_rank, max_pairs, *c.reroute));
+            Check(ReserveRerouteWorkspace(client.transport(), o.experts, o.slots_per_rank, max_pairs, *c.reroute));
           },
           py::arg("max_pairs"),
           "Sizes reroute_on_plane's workspace now for layers of up to max_pairs pairs, so that no later reroute of "

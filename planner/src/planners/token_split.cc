@@ -7,6 +7,22 @@
 #include "taot/planner/solvers/tree_transport.h"
 
 namespace taot::planners {
+namespace {
+
+// Rows [first, first + kRows) of `experts`' columns of `load`, into `columns` (one column of
+// `length` values per expert, side by side).
+template <int kRows>
+void GatherRows(const LoadMatrix& load, const std::vector<int>& experts, int first, int64_t* columns, int length) {
+  const int64_t* rows[kRows];
+  for (int b = 0; b < kRows; ++b) rows[b] = load.row(first + b).data();
+  int64_t* out = columns + first;
+  for (const int e : experts) {
+    for (int b = 0; b < kRows; ++b) out[b] = rows[b][e];
+    out += length;
+  }
+}
+
+}  // namespace
 
 void CheapestSplit::SplitExpert(const PlanRequest& request, int expert, std::span<int64_t> column, Plan& plan) {
   const Topology& topo = request.topology();
@@ -65,19 +81,8 @@ void CheapestSplit::Append(const PlanRequest& request, const std::vector<int64_t
   // by side in its column (a third of the instructions of one row at a time at EP256).
   constexpr int kBlock = 8;
   int src = 0;
-  for (; src + kBlock <= R; src += kBlock) {
-    const int64_t* rows[kBlock];
-    for (int b = 0; b < kBlock; ++b) rows[b] = request.load.row(src + b).data();
-    int64_t* out = columns_.data() + src;
-    for (size_t x = 0; x < X; ++x, out += R) {
-      const int e = split_experts_[x];
-      for (int b = 0; b < kBlock; ++b) out[b] = rows[b][e];
-    }
-  }
-  for (; src < R; ++src) {
-    const std::span<const int64_t> row = request.load.row(src);
-    for (size_t x = 0; x < X; ++x) columns_[x * R + src] = row[split_experts_[x]];
-  }
+  for (; src + kBlock <= R; src += kBlock) GatherRows<kBlock>(request.load, split_experts_, src, columns_.data(), R);
+  for (; src < R; ++src) GatherRows<1>(request.load, split_experts_, src, columns_.data(), R);
   size_t x = 0;
   for (size_t i = 0; i < shares.size();) {
     const int expert = shares[i].expert;
