@@ -402,10 +402,12 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces, bool first_met) {
   };
   // With (almost) no slack every bin must be filled to the brim, where best fit fragments them
   // and the northwest-corner rule does not: the sequences try that, in a few orders.
-  int64_t room = 0, surplus = 0;
+  int64_t room = 0, surplus = 0, most_room = 0, most_surplus = 0;
   for (int r = 0; r < s.ranks(); ++r) {
     room += s.spare(r);
     surplus += s.surplus(r);
+    most_room = std::max(most_room, s.spare(r));
+    most_surplus = std::max(most_surplus, s.surplus(r));
   }
   const bool tight = (room - surplus) * 100 <= s.total_load();
   handoff_tried_ = false;
@@ -413,8 +415,7 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces, bool first_met) {
   // wherever it goes. There the pieces pass (below) wins by far, so it goes first, and the other
   // passes then stop inside the first trial that reaches its cost (docs/performance.md, "The
   // pieces pass first on bursts, and bounds inside a node's trials").
-  const bool burst = s.ranks() > 0 && *std::max_element(s.surpluses().begin(), s.surpluses().end()) >
-                                          2 * *std::max_element(s.spares().begin(), s.spares().end());
+  const bool burst = most_surplus > 2 * most_room;
   bool pieces_run = false;
   if (burst && any_exporter) {
     run({false, ChainCovers::Sheds::kPieces, std::nullopt}, true);
