@@ -65,22 +65,21 @@ SplitCover::Split SplitCover::Plan(const PlacementState& state, int h, double bo
   // Most pieces inside first. A j that covers h only wins by costing less than the best so far,
   // or as little (lower j win ties); the slack keeps a floor summed in another order than the
   // cover's own sum from ruling out an equal cost.
+  const auto slack = [](double cost) { return 1e-9 * (1 + std::abs(cost)); };
   Split best;
   bool found = false, skipped = false;
   for (int j = static_cast<int>(inside_.size()) - 1; j >= 0; --j) {
     sk.Rewind(inside_[static_cast<size_t>(j)]);
-    if (bounded) {
-      // With the same slack as below: an equal cost summed in another order is not ruled out.
+    const bool prune = found && std::get<0>(best.key) == 0;
+    if (bounded || prune) {
       const double floor = CrossNodeFloor(sk.rem());
-      if (floor >= 0 && state.cost() + sk.cost() + floor >= useless + 1e-9 * (1 + std::abs(useless))) {
+      const double least = state.cost() + sk.cost() + floor;
+      if (bounded && floor >= 0 && least >= useless + slack(useless)) {
         skipped = true;
         continue;
       }
-    }
-    if (found && std::get<0>(best.key) == 0) {
-      const double floor = CrossNodeFloor(sk.rem());
       const double best_cost = std::get<1>(best.key);
-      if (floor < 0 || state.cost() + sk.cost() + floor > best_cost + 1e-9 * (1 + best_cost)) continue;
+      if (prune && (floor < 0 || least > best_cost + slack(best_cost))) continue;
     }
     if (sk.rem() > 0) sk.CoverOtherNodes();
     const Key key{sk.rem(), state.cost() + sk.cost()};
