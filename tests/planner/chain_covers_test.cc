@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <random>
 #include <tuple>
 
 #include "placement_testing.h"
@@ -131,6 +132,35 @@ TEST(ChainCoversTest, HandingOffIsOnlyTriedForAnExpertThriceAsBigAsEveryBinAcros
   EXPECT_TRUE(ChainCovers::CanHandOff(big.state, 0));
   BoundState small(OneRow(4, 8, 2, {150, 0, 100, 0, 30, 10, 50, 0}, 2), 100);  // 150 against 60
   EXPECT_FALSE(ChainCovers::CanHandOff(small.state, 0));
+}
+
+// CanHandOff reads the roomiest bin of another node from the open bins' index: while h's node is
+// being covered (its entries there stale) and after random changes, it answers what a scan of
+// every rank answers.
+TEST(ChainCoversTest, CanHandOffAnswersWhatAScanOfEveryRankAnswers) {
+  int yes = 0, no = 0;
+  for (uint64_t seed = 0; seed < 80; ++seed) {
+    PlanRequest request = taot::testing::RandomRequest(16, 64, 1 + static_cast<int>(seed % 3), seed, 4);
+    const int h = static_cast<int>(seed % 16);
+    for (int src = 0; src < request.load.sources(); ++src) request.load.at(src, h * 4) *= 1 + seed % 12;
+    const LoadSums sums = SumLoads(request);
+    BoundState b(request, LoadCap(sums.total, 16, 2.0));
+    PlacementState& s = b.state;
+    s.DeferNode(s.topology().node_of(h));
+    std::mt19937_64 rng(seed);
+    for (int step = 0; step < 30; ++step) {
+      const int e = s.LargestExpert(h);
+      bool scan = e >= 0;
+      for (int r = 0; r < s.ranks() && scan; ++r) {
+        if (!s.topology().same_node(r, h) && s.IsOpen(r) && 3 * s.spare(r) >= s.left(e)) scan = false;
+      }
+      ASSERT_EQ(ChainCovers::CanHandOff(s, h), scan) << "seed " << seed << ", step " << step;
+      (scan ? yes : no) += 1;
+      testing::RandomChange(s, rng);
+    }
+  }
+  EXPECT_GT(yes, 100);
+  EXPECT_GT(no, 100);
 }
 
 // A run of carries from one burst rank, each applied: with the cache (forgetting the receiver's

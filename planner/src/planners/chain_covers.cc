@@ -60,8 +60,10 @@ std::optional<Handoff> ChainCovers::PlanHandoff(const PlacementState& state, int
 bool ChainCovers::CanHandOff(const PlacementState& state, int h) {
   const int e = state.LargestExpert(h);
   if (!state.tree() || e < 0) return false;
-  for (int r = 0; r < state.ranks(); ++r) {
-    if (!state.topology().same_node(r, h) && state.IsOpen(r) && 3 * state.spare(r) >= state.left(e)) return false;
+  // By room, the roomiest last; only h's own node's entries may be stale, and they are skipped.
+  const std::vector<Bin>& bins = state.open_bins();
+  for (auto it = bins.rbegin(); it != bins.rend(); ++it) {
+    if (!state.topology().same_node(it->second, h)) return 3 * it->first < state.left(e);
   }
   return true;
 }

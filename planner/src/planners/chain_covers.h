@@ -92,7 +92,9 @@ class ChainCovers {
                            int64_t most = std::numeric_limits<int64_t>::max(), CarryCache* cache = nullptr);
   // Whether h's biggest expert is more than three times as big as every bin outside h's node: only
   // then does a handoff carry what would otherwise take several inter-node pieces (measured on
-  // the frontier cases: below that, the trial costs time and saves nothing). O(R).
+  // the frontier cases: below that, the trial costs time and saves nothing). h's node must be
+  // the one being covered (PlacementState::DeferNode), or none: the roomiest bin of another node
+  // is read from the open bins' index, O(ranks of h's node) at worst.
   static bool CanHandOff(const PlacementState& state, int h);
   // Make the chain's piece, leave the receiver its overflow as surplus, book the sheds as debt.
   static void ApplyHandoff(PlacementState& state, int h, const Handoff& handoff);

@@ -73,6 +73,15 @@ int PlacementState::ResidentAcross(int h) const {
       std::count_if(first, last, [&](const Replica& r) { return !topology_->same_node(h, r.rank); }));
 }
 
+int64_t PlacementState::NodeExcess(int node) const {
+  int64_t excess = 0;
+  for (int r : topology_->ranks_of_node(node)) {
+    excess += v_.surplus[r];
+    if (IsOpen(r)) excess -= v_.spare[r];
+  }
+  return excess;
+}
+
 int PlacementState::BestFitOtherNodes(int h, int e, int64_t want) const {
   // Every bin of another node costs the same (the inter-node cost) on a two-level topology, so
   // best fit is the first eligible bin at or above `want` in (room, rank) order; failing that,

@@ -157,6 +157,12 @@ class PlacementState {
   double CrossNodePieceCost() const { return tree_ ? tree_costs_.inter : 0.0; }
   // How many replicas of h's experts are resident on ranks of other nodes.
   int ResidentAcross(int h) const;
+  // The node's surplus less its open ranks' room: what it must still send to other nodes.
+  int64_t NodeExcess(int node) const;
+  // Whether any of h's experts has a resident replica.
+  bool HasResident(int h) const {
+    return !resident_.empty() && resident_start_[h * per_rank_] < resident_start_[(h + 1) * per_rank_];
+  }
   // h's expert with the most tokens left (the lowest among equals), or -1 when none has any.
   int LargestExpert(int h) const {
     int e = h * per_rank_;

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "planners/greedy_covers.h"
+#include "planners/node_floors.h"
 #include "taot/planner/solvers/min_cost_transport.h"
 #include "taot/planner/solvers/tree_transport.h"
 
@@ -112,18 +113,9 @@ void Placement::BestCover(int h) {
   }
 }
 
-int64_t Placement::NodeExcess(int node) const {
-  int64_t excess = 0;
-  for (int r : state_.topology().ranks_of_node(node)) {
-    excess += state_.surplus(r);
-    if (state_.IsOpen(r)) excess -= state_.spare(r);
-  }
-  return excess;
-}
-
 void Placement::CarryPieces(int node, std::span<const int> carriers) {
   PlacementState& s = state_;
-  const int64_t excess = NodeExcess(node);
+  const int64_t excess = s.NodeExcess(node);
   if (excess <= 0 || carriers.empty()) return;
   // A receiver filled to the cap sheds all its experts and leaves its mates' slots fragmented
   // for the next: the receivers the node needs share its export evenly, one per carrier in turn.
@@ -136,12 +128,12 @@ void Placement::CarryPieces(int node, std::span<const int> carriers) {
     const int64_t receivers = (excess + probe->tokens - 1) / probe->tokens;
     share = (excess + receivers - 1) / receivers;
   }
-  for (bool carried = true; carried && NodeExcess(node) > 0;) {
+  for (bool carried = true; carried && s.NodeExcess(node) > 0;) {
     carried = false;
     for (const int h : carriers) {
       const int e = s.LargestExpert(h);
-      if (e < 0 || NodeExcess(node) <= 0) continue;
-      const Handoff* carry = chains_.PlanCarry(s, h, e, sheds_, std::min(share, NodeExcess(node)), &carry_cache_);
+      if (e < 0 || s.NodeExcess(node) <= 0) continue;
+      const Handoff* carry = chains_.PlanCarry(s, h, e, sheds_, std::min(share, s.NodeExcess(node)), &carry_cache_);
       if (!carry) continue;
       if (LosesCarry(*carry, h)) return;
       ChainCovers::ApplyCarry(s, h, *carry);
@@ -331,17 +323,35 @@ std::optional<std::tuple<int64_t, double>> Placement::CoverAll(const std::vector
     nodes = order;
   }
   // Between nodes a pass only adds pieces (CoverNode's trials are undone inside it), so its cost
-  // never falls: once it reaches the bound, the pass cannot end cheaper.
-  const auto lost = [&] { return s.cost() >= bound; };
+  // never falls, and the nodes still to cover add at least their floors (node_floors.h): once its
+  // cost and their floors (`rest`) reach the bound, the pass cannot end under it; nor can a node's
+  // trial that reaches the bound less them (CoverNode's pass_bound_).
+  double rest = 0;
+  const auto lost = [&] { return s.cost() + rest >= bound; };
   pass_bound_ = bound;
   if (pass.sequence) {
     sequence_.Cover(s, nodes, *pass.sequence);
     if (lost()) return std::nullopt;
   } else {
-    for (int node : nodes) {
-      CoverNode(node);
+    // A pass starts from the state after step 1, where the floors are taken once a bound needs them.
+    if (bound < std::numeric_limits<double>::infinity() && !floors_set_) {
+      NodeFloors(s, node_floor_);
+      floors_set_ = true;
+    }
+    // Summed from the last node back, so that each node's rest is a sum, not a difference.
+    floor_rest_.resize(nodes.size());
+    for (size_t i = nodes.size(); i-- > 0;) {
+      floor_rest_[i] = rest;
+      if (floors_set_) rest += node_floor_[nodes[i]];
+    }
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      rest = floor_rest_[i];
+      pass_bound_ = bound - rest;
+      CoverNode(nodes[i]);
       if (node_lost_ || lost()) return std::nullopt;
     }
+    rest = 0;
+    pass_bound_ = bound;
   }
   // Handoffs leave receivers over the cap in nodes that may already be done: their turn again.
   for (int node : nodes) {
@@ -380,6 +390,7 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces, bool first_met) {
   s.Reset(cap);
   UseResident(s);
   const std::vector<int>& order = NodeOrder();
+  floors_set_ = false;
   const bool any_exporter = std::any_of(exports_.begin(), exports_.end(), [](int64_t x) { return x > 0; });
   bool have_best = false;
   std::tuple<int64_t, double> best_key;

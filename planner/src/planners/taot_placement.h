@@ -50,10 +50,11 @@ namespace taot::planners {
 // Handoffs and carriers are chains (a rank both sends and receives); with tight slots they are
 // what the exact optimum uses (docs/planners.md).
 //
-// Speed: a pass stops once its cost reaches the best plan's so far, and inside a node so does
-// each trial: a trial that would reach the pass's bound is lost (it makes nothing more), and a
-// node that keeps a lost trial loses the pass; a trial also stops at the best trial's cost and
-// debt where that leaves nothing over. Options are weighed on sketches (placement_sketch.h:
+// Speed: a pass stops once its cost and a floor under what the nodes still to cover will cost
+// reach the best plan's so far, and inside a node so does each trial: a trial that would reach
+// the pass's bound less that floor is lost (it makes nothing more), and a node that keeps a lost
+// trial loses the pass; a trial also stops at the best trial's cost and debt where that leaves
+// nothing over. Options are weighed on sketches (placement_sketch.h:
 // what a cover would change, kept apart from the state); CoverNode's trials are undone through
 // the state's log (placement_state.h) or, a burst's, through copies of the state
 // (trial_states.h); on a two-level topology the open bins are kept sorted by room, so a best-fit
@@ -100,8 +101,6 @@ class Placement {
   void CarryPieces(int node, std::span<const int> carriers);
   // Whether two of `pieces` cross from the same node to the same other node.
   bool CrossesTwiceBetweenTwoNodes(const std::vector<Piece>& pieces);
-  // The node's surplus less its open ranks' room: what it must still send to other nodes.
-  int64_t NodeExcess(int node) const;
   // The cheapest of the two-piece cover, the split and a handoff, unless it loses the trial.
   void BestCover(int h);
   // Whether the trial is lost (trial_lost_), or is lost by reaching `cost` and `debt`.
@@ -117,8 +116,11 @@ class Placement {
   ChainCovers::CarryCache carry_cache_;  // a run of carries out of one node
   SequenceCover sequence_;
   std::vector<int64_t> exports_;          // per node: what the exact rank-level transport sends out
+  std::vector<double> node_floor_;        // per node: what covering it costs at least (node_floors.h)
+  bool floors_set_ = false;               // whether node_floor_ holds this Place's floors
   std::vector<int> node_order_;           // NodeOrder's
   std::vector<int> pass_nodes_;           // CoverAll's order of the nodes
+  std::vector<double> floor_rest_;        // CoverAll's: the floors of the nodes after each
   std::vector<int> carriers_chosen_;      // per node: carriers CoverNode chose first (-1: not yet)
   std::vector<char> carriers_handing_;    // per node: whether those carriers hand off
   std::vector<int64_t> supply_, demand_;  // the rank-level transport's input, consumed
