@@ -91,26 +91,28 @@ void Placement::BestCover(int h) {
   // cannot win once the two pieces cost no more than that (ties went to the split before;
   // measured over the frontier cases, taking the two pieces loses nothing and saves the
   // split's trials).
-  if (two && s.tree() && two->cost - s.cost() <= 3 * s.tree_costs().intra) {
-    if (!LosesTrial(two->cost, s.debt())) TwoPieceCover::Apply(s, h, *two);
-    return;
+  if (!two || !s.tree() || two->cost - s.cost() > 3 * s.tree_costs().intra) {
+    const SplitCover::Split split = split_.Plan(s, h, two ? two->cost : std::numeric_limits<double>::infinity(),
+                                                std::min(bound_.cost, bound_.cost_and_debt - s.debt()));
+    // A handoff costs an inter-node piece and at least one shed.
+    const bool handoff_can_win =
+        !two || !s.tree() || two->cost - s.cost() > s.tree_costs().inter + s.tree_costs().intra;
+    const std::optional<Handoff> handoff = handoff_can_win ? chains_.PlanHandoff(s, h, sheds_) : std::nullopt;
+    const auto two_key = two ? std::make_tuple(int64_t{0}, two->cost) : std::make_tuple(s.surplus(h) + 1, 0.0);
+    const auto handoff_key =
+        handoff ? std::make_tuple(int64_t{0}, s.cost() + handoff->cost) : std::make_tuple(s.surplus(h) + 1, 0.0);
+    if (handoff && handoff_key < two_key && handoff_key < split.key) {
+      const double piece = s.PieceCost(h, handoff->expert, handoff->receiver);
+      if (!LosesTrial(s.cost() + piece, s.debt() + handoff->cost - piece)) ChainCovers::ApplyHandoff(s, h, *handoff);
+      return;
+    }
+    if (!two || !(two_key < split.key)) {
+      if (!LosesTrial(std::get<1>(split.key), s.debt())) split_.Apply(s, h);
+      return;
+    }
   }
-  const SplitCover::Split split = split_.Plan(s, h, two ? two->cost : std::numeric_limits<double>::infinity(),
-                                              std::min(bound_.cost, bound_.cost_and_debt - s.debt()));
-  // A handoff costs an inter-node piece and at least one shed.
-  const bool handoff_can_win = !two || !s.tree() || two->cost - s.cost() > s.tree_costs().inter + s.tree_costs().intra;
-  const std::optional<Handoff> handoff = handoff_can_win ? chains_.PlanHandoff(s, h, sheds_) : std::nullopt;
-  const auto two_key = two ? std::make_tuple(int64_t{0}, two->cost) : std::make_tuple(s.surplus(h) + 1, 0.0);
-  const auto handoff_key =
-      handoff ? std::make_tuple(int64_t{0}, s.cost() + handoff->cost) : std::make_tuple(s.surplus(h) + 1, 0.0);
-  if (handoff && handoff_key < two_key && handoff_key < split.key) {
-    const double piece = s.PieceCost(h, handoff->expert, handoff->receiver);
-    if (!LosesTrial(s.cost() + piece, s.debt() + handoff->cost - piece)) ChainCovers::ApplyHandoff(s, h, *handoff);
-  } else if (two && two_key < split.key) {
-    if (!LosesTrial(two->cost, s.debt())) TwoPieceCover::Apply(s, h, *two);
-  } else if (!LosesTrial(std::get<1>(split.key), s.debt())) {
-    split_.Apply(s, h);
-  }
+  // The two pieces: outright, or the cheapest of the three.
+  if (!LosesTrial(two->cost, s.debt())) TwoPieceCover::Apply(s, h, *two);
 }
 
 void Placement::CarryPieces(int node, std::span<const int> carriers) {
