@@ -32,7 +32,8 @@ namespace taot::planners {
 // 2. nodes are covered in the order the exact rank-level transport gives (SolveTreeTransport, or
 //    SolveMinCostTransport on a general matrix): nodes it leaves self-sufficient first, then the
 //    exporters, the largest first; a second pass takes the exporters first (they then get the
-//    roomiest bins elsewhere); with (almost) no slack, northwest-corner passes in a few orders
+//    roomiest bins elsewhere), where a self-sufficient node has a hot rank (else its order is
+//    the first's); with (almost) no slack, northwest-corner passes in a few orders
 //    too (sequence_cover.h); the cheapest pass that meets the cap wins;
 // 3. in a node (CoverNode), hot ranks in decreasing surplus first take the single intra-node
 //    piece that finishes them (best fit: PlaceWhole); the rest get the cheapest of an exact
@@ -99,6 +100,9 @@ class Placement {
   // Sheds::kPieces carriers: they hand their biggest experts off, in turn, to receivers in other
   // nodes until the node's excess is gone.
   void CarryPieces(int node, std::span<const int> carriers);
+  // Whether a node the rank-level transport leaves self-sufficient has a hot rank (in the state
+  // after step 1).
+  bool SelfSufficientNodeIsHot() const;
   // Whether two of `pieces` cross from the same node to the same other node.
   bool CrossesTwiceBetweenTwoNodes(const std::vector<Piece>& pieces);
   // The cheapest of the two-piece cover, the split and a handoff, unless it loses the trial.
