@@ -163,40 +163,61 @@ TEST(ChainCoversTest, CanHandOffAnswersWhatAScanOfEveryRankAnswers) {
   EXPECT_GT(no, 100);
 }
 
-// A run of carries from one burst rank, each applied: with the cache (forgetting the receiver's
-// node after each carry) every carry is the one planned from scratch, for both kinds of sheds.
-TEST(ChainCoversTest, ACachedRunOfCarriesPlansWhatPlanningFromScratchDoes) {
-  int carries = 0;
+// Carries from one burst rank, each applied, between random changes and rollbacks, both kinds
+// of sheds in turn through one cache: every carry is the one planned from scratch.
+TEST(ChainCoversTest, ACacheUnderTheNodesStampsPlansWhatPlanningFromScratchDoes) {
+  int carries = 0, rollbacks = 0;
+  std::mt19937_64 rng(9);
   for (uint64_t seed = 0; seed < 60; ++seed) {
-    for (const ChainCovers::Sheds sheds : {ChainCovers::Sheds::kWhole, ChainCovers::Sheds::kPieces}) {
-      PlanRequest request = taot::testing::RandomRequest(32, 128, 1 + static_cast<int>(seed % 3), seed, 4);
-      const int h = static_cast<int>(seed % 32), hot = h * 4 + static_cast<int>(seed % 4);
-      for (int src = 0; src < request.load.sources(); ++src) request.load.at(src, hot) *= 20;
-      const LoadSums sums = SumLoads(request);
-      BoundState b(request, LoadCap(sums.total, 32, 2.0));
-      PlacementState& s = b.state;
-      s.DeferNode(s.topology().node_of(h));
-      ChainCovers cached, fresh;
-      ChainCovers::CarryCache cache;
-      cache.Clear(s.topology().nodes());
-      for (int i = 0; i < 12 && s.surplus(h) > 0; ++i) {
-        const int e = s.LargestExpert(h);
-        const int64_t most = s.surplus(h) / 2 + 1;
-        const Handoff* want = fresh.PlanCarry(s, h, e, sheds, most);
-        const Handoff* got = cached.PlanCarry(s, h, e, sheds, most, &cache);
-        ASSERT_EQ(got != nullptr, want != nullptr) << "seed " << seed << ", carry " << i;
-        if (!want) break;
+    PlanRequest request = taot::testing::RandomRequest(32, 128, 1 + static_cast<int>(seed % 3), seed, 4);
+    const int h = static_cast<int>(seed % 32), hot = h * 4 + static_cast<int>(seed % 4);
+    for (int src = 0; src < request.load.sources(); ++src) request.load.at(src, hot) *= 20;
+    const LoadSums sums = SumLoads(request);
+    BoundState b(request, LoadCap(sums.total, 32, 2.0));
+    PlacementState& s = b.state;
+    s.DeferNode(s.topology().node_of(h));
+    s.set_logging(true);
+    ChainCovers cached, fresh;
+    ChainCovers::CarryCache cache;
+    std::vector<size_t> marks;
+    for (int i = 0; i < 40 && s.surplus(h) > 0; ++i) {
+      const ChainCovers::Sheds sheds = rng() % 2 == 0 ? ChainCovers::Sheds::kWhole : ChainCovers::Sheds::kPieces;
+      const int e = s.LargestExpert(h);
+      if (e < 0) break;
+      const int64_t most = s.surplus(h) / 2 + 1;
+      const Handoff* want = fresh.PlanCarry(s, h, e, sheds, most);
+      const Handoff* got = cached.PlanCarry(s, h, e, sheds, most, &cache);
+      ASSERT_EQ(got != nullptr, want != nullptr) << "seed " << seed << ", carry " << i;
+      if (want) {
         EXPECT_EQ(std::make_tuple(got->expert, got->receiver, got->tokens, got->overflow, got->cost),
                   std::make_tuple(want->expert, want->receiver, want->tokens, want->overflow, want->cost))
             << "seed " << seed << ", carry " << i;
         EXPECT_EQ(got->sheds.size(), want->sheds.size());
-        ChainCovers::ApplyCarry(s, h, *want);
-        cache.Forget(s.topology().node_of(want->receiver));
-        ++carries;
+      }
+      switch (rng() % 4) {
+        case 0:
+          marks.push_back(s.log().size());
+          break;
+        case 1:
+          if (!marks.empty()) {
+            s.Rollback(marks.back(), nullptr);
+            marks.pop_back();
+            ++rollbacks;
+          }
+          break;
+        case 2:
+          testing::RandomChange(s, rng);
+          break;
+        default:
+          if (want) {
+            ChainCovers::ApplyCarry(s, h, *want);
+            ++carries;
+          }
       }
     }
   }
-  EXPECT_GT(carries, 200);
+  EXPECT_GT(carries, 100);
+  EXPECT_GT(rollbacks, 100);
 }
 
 TEST(ChainCoversTest, NoChainsOnAGeneralMatrix) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -151,6 +152,66 @@ TEST(PlacementStateTest, RollbackRestoresTheExactStateAfterAnySequenceOfChanges)
     for (int i = 0; i < 5; ++i) RandomChange(s, rng);  // still consistent after the undo
     EXPECT_EQ(s.tree() ? OpenBins(s) : std::vector<Bin>{}, s.open_bins()) << "seed " << seed;
   }
+}
+
+// Everything of node n that a stamp names: per rank its surplus, room, slots and the experts it
+// holds pieces of, and its experts' tokens left.
+std::vector<int64_t> NodeValues(const PlacementState& s, int n) {
+  std::vector<int64_t> out;
+  for (int r : s.topology().ranks_of_node(n)) {
+    out.insert(out.end(), {s.surplus(r), s.spare(r), s.slots(r)});
+    for (int i = 0; i < s.slots_per_rank() - s.slots(r); ++i) out.push_back(s.held(r, i));
+    for (int e = r * s.experts_per_rank(); e < (r + 1) * s.experts_per_rank(); ++e) out.push_back(s.left(e));
+  }
+  return out;
+}
+
+// A walk of logged changes, rollbacks to earlier marks and redos: a node's stamp seen before
+// always comes with the node's values seen with it, and a rollback gives every node back the
+// stamp it had at the mark.
+TEST(PlacementStateTest, ANodesStampNamesItsValuesAndARollbackGivesItBack) {
+  std::mt19937_64 rng(5);
+  int rollbacks = 0;
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    std::unique_ptr<BoundState> b = RandomState(seed);
+    PlacementState& s = b->state;
+    const int nodes = s.topology().nodes();
+    std::map<std::pair<uint64_t, int>, std::vector<int64_t>> seen;  // by (stamp, node)
+    std::vector<std::pair<size_t, std::vector<uint64_t>>> marks;
+    auto stamps = [&] {
+      std::vector<uint64_t> out;
+      for (int n = 0; n < nodes; ++n) out.push_back(s.node_stamp(n));
+      return out;
+    };
+    auto check = [&](int step) {
+      for (int n = 0; n < nodes; ++n) {
+        const auto [it, fresh] = seen.try_emplace({s.node_stamp(n), n}, NodeValues(s, n));
+        if (!fresh) {
+          ASSERT_EQ(it->second, NodeValues(s, n)) << "seed " << seed << ", step " << step << ", node " << n;
+        }
+      }
+    };
+    s.set_logging(true);
+    check(-1);
+    for (int step = 0; step < 60; ++step) {
+      const uint64_t pick = rng() % 8;
+      if (pick == 0) {
+        marks.emplace_back(s.log().size(), stamps());
+      } else if (pick == 1 && !marks.empty()) {
+        const size_t m = rng() % marks.size();
+        std::vector<PlacementState::Change> redo;
+        s.Rollback(marks[m].first, &redo);
+        ASSERT_EQ(stamps(), marks[m].second) << "seed " << seed << ", step " << step;
+        ++rollbacks;
+        if (rng() % 2 == 0) s.Redo(redo);
+        marks.resize(m + 1);
+      } else {
+        RandomChange(s, rng);
+      }
+      check(step);
+    }
+  }
+  EXPECT_GT(rollbacks, 100);
 }
 
 TEST(PlacementStateTest, ChangesAreOnlyLoggedWhileLoggingIsOn) {

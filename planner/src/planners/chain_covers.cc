@@ -111,12 +111,9 @@ void ChainCovers::SortMates() {
   });
 }
 
-void ChainCovers::CarryCache::Clear(int nodes) {
-  nodes_.resize(static_cast<size_t>(nodes));
-  for (Node& node : nodes_) node.known = false;
-}
-
-void ChainCovers::Survey(const PlacementState& state, int n, CarryCache::Node& node) const {
+void ChainCovers::Survey(const PlacementState& state, int n, Sheds sheds, CarryCache::Node& node) const {
+  node.stamp = state.node_stamp(n);
+  node.sheds = sheds;
   node.owed = 0;  // earlier receivers' sheds will use the node's room too
   node.open.clear();
   node.weighed = 0;
@@ -127,7 +124,6 @@ void ChainCovers::Survey(const PlacementState& state, int n, CarryCache::Node& n
     if (state.IsOpen(r)) node.open.push_back({state.spare(r), -r});
   }
   std::sort(node.open.begin(), node.open.end(), std::greater<>());
-  node.known = true;
 }
 
 void ChainCovers::ReceiverSheds(const PlacementState& state, int n, int g, int64_t owed, Sheds sheds) {
@@ -158,10 +154,11 @@ const Handoff* ChainCovers::PlanCarry(const PlacementState& state, int h, int e,
   Handoff& best = carry_;
   bool found = false;
   int64_t best_reach = 0;
+  if (cache != nullptr) cache->nodes_.resize(static_cast<size_t>(topo.nodes()));
   for (int n = 0; n < topo.nodes(); ++n) {
     if (n == topo.node_of(h)) continue;
     CarryCache::Node& node = cache != nullptr ? cache->nodes_[static_cast<size_t>(n)] : survey_;
-    if (cache == nullptr || !node.known) Survey(state, n, node);
+    if (cache == nullptr || node.stamp != state.node_stamp(n) || node.sheds != sheds) Survey(state, n, sheds, node);
     // Whole sheds weigh the roomiest rank only (it leaves the least to shed); pieces weigh the
     // few roomiest, since which experts a receiver holds decides how many pieces its sheds take
     // (measured on the peer_match bursts: all eight of a node take 1.7x the time at EP64 and

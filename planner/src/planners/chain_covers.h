@@ -35,33 +35,6 @@ struct Handoff {
 
 class ChainCovers {
  public:
-  // What PlanCarry weighs of a node that does not depend on the carrier: its ranks' surplus, its
-  // open ranks by room, and each receiver's sheds. A run of carries (Placement::CarryPieces)
-  // keeps it while a node's state stays as it was, and forgets a node when a carry changes it.
-  class CarryCache {
-   public:
-    // Forgets every node (sized for `nodes`).
-    void Clear(int nodes);
-    void Forget(int node) { nodes_[static_cast<size_t>(node)].known = false; }
-
-   private:
-    friend class ChainCovers;
-    struct Receiver {
-      int rank;
-      std::vector<Shed> sheds;  // as ShedWhole or ShedPieces make them, before any trimming
-      int64_t total = 0;        // their tokens
-    };
-    struct Node {
-      bool known = false;
-      int64_t owed = 0;
-      std::vector<std::pair<int64_t, int>> open;  // (room, -rank), roomiest first
-      // The first `weighed` are those weighed so far; the rest keep their memory for later.
-      std::vector<Receiver> receivers;
-      size_t weighed = 0;
-    };
-    std::vector<Node> nodes_;
-  };
-
   // How a chain's receiver sheds into its node-mates' rooms and slots, and so how far the
   // estimate trusts the receiver's node:
   // - kWhole: a carry's receiver sheds its biggest experts whole (first fit, decreasing), and a
@@ -75,6 +48,31 @@ class ChainCovers {
   //   leaves the room the node owes.
   enum class Sheds { kWhole, kPieces };
 
+  // What PlanCarry weighs of a node that does not depend on the carrier: its ranks' surplus, its
+  // open ranks by room, and each receiver's sheds, kept under the node's stamp
+  // (PlacementState::node_stamp) and the way of shedding: it stands for the node for as long as
+  // the node is as it was, across carries, trials and passes, and is surveyed again once the
+  // node has changed. For one PlacementState only.
+  class CarryCache {
+   private:
+    friend class ChainCovers;
+    struct Receiver {
+      int rank;
+      std::vector<Shed> sheds;  // as ShedWhole or ShedPieces make them, before any trimming
+      int64_t total = 0;        // their tokens
+    };
+    struct Node {
+      uint64_t stamp = 0;  // the node's stamp when surveyed (0: never; stamps start at 1)
+      Sheds sheds = Sheds::kWhole;
+      int64_t owed = 0;
+      std::vector<std::pair<int64_t, int>> open;  // (room, -rank), roomiest first
+      // The first `weighed` are those weighed so far; the rest keep their memory for later.
+      std::vector<Receiver> receivers;
+      size_t weighed = 0;
+    };
+    std::vector<Node> nodes_;
+  };
+
   // A handoff of h's whole surplus (its biggest expert that holds it all) to a receiver g with
   // less room than that: per other node the roomiest open rank not holding the expert, if the
   // node's other room can take the overflow and g's biggest experts add up to it (one shed
@@ -85,7 +83,7 @@ class ChainCovers {
   // room plus what it sheds, after the node's own surplus, and at most `most`. The biggest such
   // piece wins, then the cheapest, then the lower rank. The piece may exceed h's surplus (Export).
   // O(R log R + nodes x (E/R) x ranks per node).
-  // With a cache, what it holds of a node stands for the node (see CarryCache). The carry is
+  // With a cache, what it holds of a node under the node's stamp stands for it. The carry is
   // this object's, valid until its next PlanCarry (null when there is none): a run of carries
   // allocates nothing once its memory has grown.
   const Handoff* PlanCarry(const PlacementState& state, int h, int e, Sheds sheds,
@@ -122,7 +120,7 @@ class ChainCovers {
   // ShedWhole past misfits, then pieces into the rooms left, into sheds_ (Sheds::kPieces).
   void ShedPieces(const PlacementState& state);
   // Node n's carrier-free part (CarryCache::Node), computed.
-  void Survey(const PlacementState& state, int n, CarryCache::Node& node) const;
+  void Survey(const PlacementState& state, int n, Sheds sheds, CarryCache::Node& node) const;
   // Receiver g's sheds into its node-mates' rooms after the node's own surplus `owed`, into
   // sheds_.
   void ReceiverSheds(const PlacementState& state, int n, int g, int64_t owed, Sheds sheds);

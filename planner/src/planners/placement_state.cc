@@ -53,6 +53,7 @@ void PlacementState::Reset(int64_t cap) {
   v_.open_other.clear();
   v_.indexed.assign(static_cast<size_t>(R), -1);
   deferred_node_ = -1;
+  v_.node_stamp.assign(static_cast<size_t>(topology_->nodes()), ++last_stamp_);
   for (int r = 0; r < R; ++r) {
     if (tree_ && IsOpen(r)) {
       v_.open_other.push_back({v_.spare[r], r});
@@ -174,6 +175,7 @@ void PlacementState::AddPiece(int h, int e, int c, int64_t amount) {
   u.bin = c;
   u.amount = amount;
   u.old_last = v_.last[h];
+  Stamp(h, c, u);
   Log(u);
   const int K = slots_per_rank_;
   const int index = static_cast<int>(v_.pieces.size());
@@ -190,6 +192,8 @@ void PlacementState::GrowPiece(int h, int piece, int64_t amount) {
   Change u{Change::kGrow, h};
   u.piece = piece;
   u.amount = amount;
+  u.bin = v_.pieces[piece].rank;
+  Stamp(h, u.bin, u);
   Log(u);
   Piece& p = v_.pieces[piece];
   p.tokens += amount;
@@ -202,6 +206,8 @@ void PlacementState::SetRoom(int r, int64_t surplus, int64_t spare) {
   u.spare = spare;
   u.old_surplus = v_.surplus[r];
   u.old_spare = v_.spare[r];
+  u.bin = r;
+  Stamp(r, r, u);
   Log(u);
   v_.surplus[r] = surplus;
   v_.spare[r] = spare;
@@ -225,6 +231,14 @@ void PlacementState::EndDeferral() {
 
 // ---------------------------------------------------------------------------------------------
 // The log.
+
+void PlacementState::Stamp(int h, int c, Change& u) {
+  uint64_t& home = v_.node_stamp[static_cast<size_t>(topology_->node_of(h))];
+  uint64_t& bin = v_.node_stamp[static_cast<size_t>(topology_->node_of(c))];
+  u.old_stamps[0] = home;
+  u.old_stamps[1] = bin;
+  home = bin = ++last_stamp_;
+}
 
 void PlacementState::Log(Change& u) {
   if (!logging_) return;
@@ -259,6 +273,10 @@ void PlacementState::Rollback(size_t mark, std::vector<Change>* redo) {
         break;
       case Change::kDebt:
         break;
+    }
+    if (u.kind != Change::kDebt) {
+      v_.node_stamp[static_cast<size_t>(topology_->node_of(u.bin))] = u.old_stamps[1];
+      v_.node_stamp[static_cast<size_t>(topology_->node_of(u.rank))] = u.old_stamps[0];
     }
     v_.cost = u.old_cost;
     v_.debt = u.old_debt;

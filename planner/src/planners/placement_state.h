@@ -48,11 +48,13 @@ class PlacementState {
   struct Change {
     enum Kind : uint8_t { kAdd, kGrow, kRoom, kDebt } kind;
     int rank;  // kAdd, kGrow: the home rank; kRoom: the rank
-    int expert = 0, bin = 0, piece = 0;
+    int expert = 0, piece = 0;
+    int bin = 0;                             // kAdd, kGrow: the piece's rank; kRoom: the rank
     int64_t amount = 0;                      // kAdd, kGrow
     int64_t surplus = 0, spare = 0;          // kRoom: the new values
     int64_t old_surplus = 0, old_spare = 0;  // kRoom
     int old_last = -1;                       // kAdd: the home's last piece before
+    uint64_t old_stamps[2] = {};             // the stamps of the home's node and the bin's before
     double debt = 0;                         // kDebt
     double old_cost = 0, old_debt = 0;
   };
@@ -64,10 +66,11 @@ class PlacementState {
     std::vector<Piece> pieces;
     // Pieces of each home rank in order, as a list: first[h], then next[piece] (-1 ends).
     std::vector<int> first, last, next;
-    std::vector<int> held;         // per rank, the experts of its pieces (K entries)
-    std::vector<Bin> open_other;   // open bins by (room, rank) (two-level topologies only)
-    std::vector<int64_t> indexed;  // per bin, the room open_other has it under (-1: absent)
-    double debt = 0;               // estimated cost of the sheds that this node's handoffs leave to others
+    std::vector<int> held;             // per rank, the experts of its pieces (K entries)
+    std::vector<Bin> open_other;       // open bins by (room, rank) (two-level topologies only)
+    std::vector<int64_t> indexed;      // per bin, the room open_other has it under (-1: absent)
+    double debt = 0;                   // estimated cost of the sheds that this node's handoffs leave to others
+    std::vector<uint64_t> node_stamp;  // per node, see PlacementState::node_stamp
   };
 
   // Binds the state to one request (the references must outlive every later call); buffers
@@ -119,6 +122,13 @@ class PlacementState {
   int held(int c, int i) const { return v_.held[static_cast<size_t>(c) * slots_per_rank_ + i]; }
   // Open bins by (room, rank); two-level topologies only, and stale for a deferred node.
   const std::vector<Bin>& open_bins() const { return v_.open_other; }
+
+  // Names the state of a node's ranks (their surplus, room, slots and pieces held, and their
+  // experts' tokens left): a change to any of them gives the node a stamp never given before,
+  // and a rollback gives it back the stamp it had. Equal stamps of a node mean an equal state
+  // for as long as this object lives, so a caller may keep what it derived from a node's state
+  // under the node's stamp (ChainCovers::CarryCache), across trials, passes and plans.
+  uint64_t node_stamp(int node) const { return v_.node_stamp[static_cast<size_t>(node)]; }
 
   bool IsOpen(int c) const { return v_.spare[c] > 0 && v_.slots[c] > 0; }
   bool Holds(int e, int c) const {
@@ -200,6 +210,8 @@ class PlacementState {
  private:
   int BestFitOtherNodes(int h, int e, int64_t want) const;
   void Log(Change& change);
+  // Records in `change` the stamps of the nodes of `h` and `c`, then gives both a new one.
+  void Stamp(int h, int c, Change& change);
   // Moves `amount` tokens of e from h to c and takes `slots` slots of c.
   void Shift(int h, int e, int c, int64_t amount, int slots);
   void ReindexUnlessDeferred(int c) {
@@ -219,6 +231,7 @@ class PlacementState {
   Values v_;
   std::vector<Change> log_;
   bool logging_ = false;
+  uint64_t last_stamp_ = 0;  // the last stamp given, never reused
   int deferred_node_ = -1;
 };
 

@@ -123,9 +123,6 @@ void Placement::CarryPieces(int node, std::span<const int> carriers) {
   // for the next: the receivers the node needs share its export evenly, one per carrier in turn.
   int64_t share = excess;
   const int first = carriers[0];
-  // Only the carries below change the state, each the carrier's node and its receiver's: the
-  // other nodes' surveys stand from one carry to the next.
-  carry_cache_.Clear(s.topology().nodes());
   if (const Handoff* probe = chains_.PlanCarry(s, first, s.LargestExpert(first), sheds_, excess, &carry_cache_)) {
     const int64_t receivers = (excess + probe->tokens - 1) / probe->tokens;
     share = (excess + receivers - 1) / receivers;
@@ -139,7 +136,6 @@ void Placement::CarryPieces(int node, std::span<const int> carriers) {
       if (!carry) continue;
       if (LosesCarry(*carry, h)) return;
       ChainCovers::ApplyCarry(s, h, *carry);
-      carry_cache_.Forget(s.topology().node_of(carry->receiver));
       carried = true;
     }
   }
@@ -198,9 +194,6 @@ void Placement::CoverNode(int node) {
       if (handing && sheds_ == ChainCovers::Sheds::kPieces) {
         CarryPieces(node, std::span<const int>(by_expert).first(static_cast<size_t>(carriers)));
       } else {
-        // Each carrier changes only its own node and its receiver's (or bin's): the other nodes'
-        // surveys stand for the next carrier.
-        carry_cache_.Clear(topo.nodes());
         for (int i = 0; i < carriers; ++i) {
           const int h = by_expert[i];
           const int e = s.LargestExpert(h);
@@ -210,14 +203,12 @@ void Placement::CoverNode(int node) {
                     chains_.PlanCarry(s, h, e, sheds_, std::numeric_limits<int64_t>::max(), &carry_cache_)) {
               if (LosesCarry(*carry, h)) break;
               ChainCovers::ApplyCarry(s, h, *carry);
-              carry_cache_.Forget(topo.node_of(carry->receiver));
               continue;
             }
           }
           const int c = s.BestFitBin(h, e, s.left(e), Scope::kOtherNodes);
           if (c >= 0) {
             Export(s, h, e, c, std::min(s.left(e), s.spare(c)));
-            carry_cache_.Forget(topo.node_of(c));
           }
         }
       }

@@ -117,7 +117,7 @@ class Placement {
   TwoPieceCover two_piece_;
   SplitCover split_;
   ChainCovers chains_;
-  ChainCovers::CarryCache carry_cache_;  // a run of carries out of one node
+  ChainCovers::CarryCache carry_cache_;  // what carries weighed of the nodes, for state_
   SequenceCover sequence_;
   std::vector<int64_t> exports_;          // per node: what the exact rank-level transport sends out
   std::vector<double> node_floor_;        // per node: what covering it costs at least (node_floors.h)
