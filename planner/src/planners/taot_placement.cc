@@ -395,7 +395,8 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces, bool first_met) {
   UseResident(s);
   const std::vector<int>& order = NodeOrder();
   floors_set_ = false;
-  const bool any_exporter = std::any_of(exports_.begin(), exports_.end(), [](int64_t x) { return x > 0; });
+  const auto exporters = std::count_if(exports_.begin(), exports_.end(), [](int64_t x) { return x > 0; });
+  const bool any_exporter = exporters > 0;
   bool have_best = false;
   std::tuple<int64_t, double> best_key;
   base_ = s.values();
@@ -437,6 +438,11 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces, bool first_met) {
     run({false, ChainCovers::Sheds::kPieces, std::nullopt}, true);
     carriers_chosen_.assign(carriers_chosen_.size(), -1);
     pieces_run = true;
+    // Where every hot rank's node exports and fewer than half the nodes do, the pieces pass
+    // that meets the cap is the plan: the passes after it never won there (measured over the
+    // workload families and the frontier cases, docs/performance.md), and they cost a burst up
+    // to a quarter of its plan before their bound stops them.
+    if (std::get<0>(best_key) == 0 && !self_sufficient_hot && 2 * exporters < s.topology().nodes()) return true;
   }
   // The transport's node order, then exporters first (reusing the first pass's carriers). With
   // no hot rank in a self-sufficient node the two orders cover the same nodes in the same order,

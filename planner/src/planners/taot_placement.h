@@ -45,7 +45,9 @@ namespace taot::planners {
 //    bin elsewhere, is handed off instead (ChainCovers::PlanCarry), on an estimate with whole
 //    sheds; a pieces pass hands it off with pieces to one receiver per node that must take
 //    some (Pass::sheds): on a burst (a surplus over twice the roomiest bin) it goes first, for
-//    it usually wins there by far; elsewhere it goes last, where a handoff was weighed;
+//    it usually wins there by far (and where it meets the cap with only exporting nodes hot,
+//    fewer than half the nodes, it is the plan); elsewhere it goes last, where a handoff was
+//    weighed;
 // 4. what is still uncovered takes pieces from anywhere (CoverRank), after crumbs of room stuck
 //    in full ranks have moved, through their pieces, to ranks with free slots (AbsorbCrumbs).
 // Handoffs and carriers are chains (a rank both sends and receives); with tight slots they are
