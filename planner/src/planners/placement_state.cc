@@ -232,14 +232,6 @@ void PlacementState::EndDeferral() {
 // ---------------------------------------------------------------------------------------------
 // The log.
 
-void PlacementState::Stamp(int h, int c, Change& u) {
-  uint64_t& home = v_.node_stamp[static_cast<size_t>(topology_->node_of(h))];
-  uint64_t& bin = v_.node_stamp[static_cast<size_t>(topology_->node_of(c))];
-  u.old_stamps[0] = home;
-  u.old_stamps[1] = bin;
-  home = bin = ++last_stamp_;
-}
-
 void PlacementState::Log(Change& u) {
   if (!logging_) return;
   u.old_cost = v_.cost;

@@ -211,7 +211,13 @@ class PlacementState {
   int BestFitOtherNodes(int h, int e, int64_t want) const;
   void Log(Change& change);
   // Records in `change` the stamps of the nodes of `h` and `c`, then gives both a new one.
-  void Stamp(int h, int c, Change& change);
+  void Stamp(int h, int c, Change& change) {
+    uint64_t& home = v_.node_stamp[static_cast<size_t>(topology_->node_of(h))];
+    uint64_t& bin = v_.node_stamp[static_cast<size_t>(topology_->node_of(c))];
+    change.old_stamps[0] = home;
+    change.old_stamps[1] = bin;
+    home = bin = ++last_stamp_;
+  }
   // Moves `amount` tokens of e from h to c and takes `slots` slots of c.
   void Shift(int h, int e, int c, int64_t amount, int slots);
   void ReindexUnlessDeferred(int c) {
