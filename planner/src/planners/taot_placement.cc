@@ -397,6 +397,7 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces, bool first_met) {
   floors_set_ = false;
   const auto exporters = std::count_if(exports_.begin(), exports_.end(), [](int64_t x) { return x > 0; });
   const bool any_exporter = exporters > 0;
+  const bool few_exporters = 2 * exporters < s.topology().nodes();
   bool have_best = false;
   std::tuple<int64_t, double> best_key;
   base_ = s.values();
@@ -442,15 +443,18 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces, bool first_met) {
     // that meets the cap is the plan: the passes after it never won there (measured over the
     // workload families and the frontier cases, docs/performance.md), and they cost a burst up
     // to a quarter of its plan before their bound stops them.
-    if (std::get<0>(best_key) == 0 && !self_sufficient_hot && 2 * exporters < s.topology().nodes()) return true;
+    if (std::get<0>(best_key) == 0 && !self_sufficient_hot && few_exporters) return true;
   }
   // The transport's node order, then exporters first (reusing the first pass's carriers). With
   // no hot rank in a self-sufficient node the two orders cover the same nodes in the same order,
   // but for where receivers that handoffs leave over the cap take their turn; measured, the
   // second then never won (docs/performance.md), so it runs only where a self-sufficient node is
-  // hot, or where the sequences reuse the carriers it leaves.
+  // hot, or where the sequences reuse the carriers it leaves. After a burst's pieces pass with
+  // fewer than half the nodes exporting it is skipped too: measured, it won 2 of 1,296 plans
+  // there, by 1-2 (docs/performance.md), and cost an R/8-hot burst an eighth of its plan.
   run({false, ChainCovers::Sheds::kWhole, std::nullopt}, true);
-  if (any_exporter && (tight || self_sufficient_hot)) run({true, ChainCovers::Sheds::kWhole, std::nullopt}, !tight);
+  const bool second_order = self_sufficient_hot && !(pieces_run && few_exporters);
+  if (any_exporter && (tight || second_order)) run({true, ChainCovers::Sheds::kWhole, std::nullopt}, !tight);
   if (tight) {
     using Order = SequenceCover::Order;
     constexpr Order kSequences[] = {

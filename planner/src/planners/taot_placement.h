@@ -33,7 +33,8 @@ namespace taot::planners {
 //    SolveMinCostTransport on a general matrix): nodes it leaves self-sufficient first, then the
 //    exporters, the largest first; a second pass takes the exporters first (they then get the
 //    roomiest bins elsewhere), where a self-sufficient node has a hot rank (else its order is
-//    the first's); with (almost) no slack, northwest-corner passes in a few orders
+//    the first's) and not after a burst's pieces pass with fewer than half the nodes
+//    exporting; with (almost) no slack, northwest-corner passes in a few orders
 //    too (sequence_cover.h); the cheapest pass that meets the cap wins;
 // 3. in a node (CoverNode), hot ranks in decreasing surplus first take the single intra-node
 //    piece that finishes them (best fit: PlaceWhole); the rest get the cheapest of an exact
