@@ -220,6 +220,44 @@ TEST(ChainCoversTest, ACacheUnderTheNodesStampsPlansWhatPlanningFromScratchDoes)
   EXPECT_GT(rollbacks, 100);
 }
 
+// A receiver may already have pieces of its own experts on its node-mates (a receiver of an
+// earlier carry, or pieces made at random here): its sheds never put a second piece of one
+// expert on a mate that holds it.
+TEST(ChainCoversTest, ASheddingReceiverSkipsTheMatesThatHoldItsExpert) {
+  int receivers_with_pieces = 0;
+  std::mt19937_64 rng(17);
+  for (uint64_t seed = 0; seed < 80; ++seed) {
+    PlanRequest request = taot::testing::RandomRequest(32, 128, 2 + static_cast<int>(seed % 2), seed, 4);
+    const int h = static_cast<int>(seed % 32), hot = h * 4 + static_cast<int>(seed % 4);
+    for (int src = 0; src < request.load.sources(); ++src) request.load.at(src, hot) *= 20;
+    const LoadSums sums = SumLoads(request);
+    BoundState b(request, LoadCap(sums.total, 32, 2.0));
+    PlacementState& s = b.state;
+    s.DeferNode(s.topology().node_of(h));
+    // Pieces of other ranks' experts on their node-mates, so that receivers hold some.
+    for (int i = 0; i < 60; ++i) {
+      const int g = static_cast<int>(rng() % 32), e = g * 4 + static_cast<int>(rng() % 4);
+      const int m = s.topology().ranks_of_node(s.topology().node_of(g))[rng() % 4];
+      if (g == h || m == g || s.slots(m) == 0 || s.Holds(e, m) || s.left(e) < 2) continue;
+      s.AddPiece(g, e, m, 1);
+    }
+    ChainCovers chains;
+    for (int i = 0; i < 8 && s.surplus(h) > 0; ++i) {
+      const int e = s.LargestExpert(h);
+      if (e < 0) break;
+      const Handoff* carry = chains.PlanCarry(s, h, e, ChainCovers::Sheds::kPieces, s.surplus(h) / 2 + 1);
+      if (!carry) break;
+      receivers_with_pieces += s.first_piece(carry->receiver) >= 0;
+      for (const Shed& x : carry->sheds) {
+        ASSERT_FALSE(s.Holds(x.expert, x.mate))
+            << "seed " << seed << ", carry " << i << ": expert " << x.expert << " on rank " << x.mate << " twice";
+      }
+      ChainCovers::ApplyCarry(s, h, *carry);
+    }
+  }
+  EXPECT_GT(receivers_with_pieces, 20);
+}
+
 TEST(ChainCoversTest, NoChainsOnAGeneralMatrix) {
   BoundState b(testing::OnRandomMatrix(OneBigExpert(), 2, 1), 100);
   ASSERT_FALSE(b.state.tree());

@@ -13,6 +13,7 @@ const std::vector<ChainCovers::Own>& ChainCovers::ReceiverExperts(const Placemen
   const int per_rank = state.experts_per_rank();
   receiver_left_.resize(static_cast<size_t>(per_rank));
   for (int i = 0; i < per_rank; ++i) receiver_left_[i] = {state.left(g * per_rank + i), g * per_rank + i};
+  receiver_has_pieces_ = state.first_piece(g) >= 0;
   std::sort(receiver_left_.begin(), receiver_left_.end(),
             [](const Own& a, const Own& b) { return std::tie(b.tokens, a.expert) < std::tie(a.tokens, b.expert); });
   return receiver_left_;
@@ -72,7 +73,7 @@ void ChainCovers::ShedWhole(const PlacementState& state, bool past_misfits) {
   for (Own& own : receiver_left_) {
     if (own.tokens == 0) break;
     auto mate = std::find_if(mates_.begin(), mates_.end(), [&](const Mate& m) {
-      return m.slots > 0 && m.room >= own.tokens && !state.Holds(own.expert, m.rank);
+      return m.slots > 0 && m.room >= own.tokens && !MateHolds(state, own.expert, m.rank);
     });
     if (mate == mates_.end()) {
       if (past_misfits) continue;
@@ -92,7 +93,7 @@ void ChainCovers::ShedPieces(const PlacementState& state) {
     for (; mate.slots > 0 && mate.room > 0; --mate.slots) {
       Own* fullest = nullptr;
       for (Own& own : receiver_left_) {
-        if (own.tokens > 0 && !state.Holds(own.expert, mate.rank) && (!fullest || own.tokens > fullest->tokens)) {
+        if (own.tokens > 0 && !MateHolds(state, own.expert, mate.rank) && (!fullest || own.tokens > fullest->tokens)) {
           fullest = &own;
         }
       }

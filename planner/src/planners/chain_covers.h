@@ -112,6 +112,11 @@ class ChainCovers {
   };
   // The receiver's experts, biggest first (the lower expert among equals), into receiver_left_.
   const std::vector<Own>& ReceiverExperts(const PlacementState& state, int g);
+  // Whether `mate` holds a piece of the receiver's expert e: only a receiver with pieces of its
+  // own (rare: receivers are not hot) has any, so the slots are read only then.
+  bool MateHolds(const PlacementState& state, int e, int mate) const {
+    return receiver_has_pieces_ && state.Holds(e, mate);
+  }
   // Roomiest first, then the most slots, then the lower rank.
   void SortMates();
   // receiver_left_'s experts whole into mates_ (first fit, biggest first), into sheds_;
@@ -125,11 +130,12 @@ class ChainCovers {
   // sheds_.
   void ReceiverSheds(const PlacementState& state, int n, int g, int64_t owed, Sheds sheds);
 
-  std::vector<Own> receiver_left_;  // what the receiver has not shed yet
-  std::vector<Mate> mates_;         // the receiver's open node-mates, their room and slots left
-  std::vector<Shed> sheds_;         // the receiver's sheds, in the order made
-  CarryCache::Node survey_;         // a node's survey when there is no cache
-  Handoff carry_;                   // PlanCarry's answer
+  std::vector<Own> receiver_left_;    // what the receiver has not shed yet
+  bool receiver_has_pieces_ = false;  // of its own experts, on other ranks
+  std::vector<Mate> mates_;           // the receiver's open node-mates, their room and slots left
+  std::vector<Shed> sheds_;           // the receiver's sheds, in the order made
+  CarryCache::Node survey_;           // a node's survey when there is no cache
+  Handoff carry_;                     // PlanCarry's answer
 };
 
 }  // namespace taot::planners
