@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <optional>
 #include <random>
 #include <tuple>
@@ -163,19 +164,27 @@ TEST(ChainCoversTest, CanHandOffAnswersWhatAScanOfEveryRankAnswers) {
   EXPECT_GT(no, 100);
 }
 
+// EP32, four ranks a node, at a 2% cap, with h's expert (seed % 4) 20x hotter at every source;
+// h's node deferred, as CoverNode leaves it while it covers the node.
+std::unique_ptr<BoundState> BurstAt(int h, uint64_t seed, int slots) {
+  PlanRequest request = taot::testing::RandomRequest(32, 128, slots, seed, 4);
+  const int hot = h * 4 + static_cast<int>(seed % 4);
+  for (int src = 0; src < request.load.sources(); ++src) request.load.at(src, hot) *= 20;
+  const int64_t cap = LoadCap(SumLoads(request).total, 32, 2.0);
+  auto b = std::make_unique<BoundState>(std::move(request), cap);
+  b->state.DeferNode(b->state.topology().node_of(h));
+  return b;
+}
+
 // Carries from one burst rank, each applied, between random changes and rollbacks, both kinds
 // of sheds in turn through one cache: every carry is the one planned from scratch.
 TEST(ChainCoversTest, ACacheUnderTheNodesStampsPlansWhatPlanningFromScratchDoes) {
   int carries = 0, rollbacks = 0;
   std::mt19937_64 rng(9);
   for (uint64_t seed = 0; seed < 60; ++seed) {
-    PlanRequest request = taot::testing::RandomRequest(32, 128, 1 + static_cast<int>(seed % 3), seed, 4);
-    const int h = static_cast<int>(seed % 32), hot = h * 4 + static_cast<int>(seed % 4);
-    for (int src = 0; src < request.load.sources(); ++src) request.load.at(src, hot) *= 20;
-    const LoadSums sums = SumLoads(request);
-    BoundState b(request, LoadCap(sums.total, 32, 2.0));
-    PlacementState& s = b.state;
-    s.DeferNode(s.topology().node_of(h));
+    const int h = static_cast<int>(seed % 32);
+    const std::unique_ptr<BoundState> b = BurstAt(h, seed, 1 + static_cast<int>(seed % 3));
+    PlacementState& s = b->state;
     s.set_logging(true);
     ChainCovers cached, fresh;
     ChainCovers::CarryCache cache;
@@ -227,13 +236,9 @@ TEST(ChainCoversTest, ASheddingReceiverSkipsTheMatesThatHoldItsExpert) {
   int receivers_with_pieces = 0;
   std::mt19937_64 rng(17);
   for (uint64_t seed = 0; seed < 80; ++seed) {
-    PlanRequest request = taot::testing::RandomRequest(32, 128, 2 + static_cast<int>(seed % 2), seed, 4);
-    const int h = static_cast<int>(seed % 32), hot = h * 4 + static_cast<int>(seed % 4);
-    for (int src = 0; src < request.load.sources(); ++src) request.load.at(src, hot) *= 20;
-    const LoadSums sums = SumLoads(request);
-    BoundState b(request, LoadCap(sums.total, 32, 2.0));
-    PlacementState& s = b.state;
-    s.DeferNode(s.topology().node_of(h));
+    const int h = static_cast<int>(seed % 32);
+    const std::unique_ptr<BoundState> b = BurstAt(h, seed, 2 + static_cast<int>(seed % 2));
+    PlacementState& s = b->state;
     // Pieces of other ranks' experts on their node-mates, so that receivers hold some.
     for (int i = 0; i < 60; ++i) {
       const int g = static_cast<int>(rng() % 32), e = g * 4 + static_cast<int>(rng() % 4);
