@@ -94,9 +94,12 @@ void Placement::BestCover(int h) {
   if (!two || !s.tree() || two->cost - s.cost() > 3 * s.tree_costs().intra) {
     const SplitCover::Split split = split_.Plan(s, h, two ? two->cost : std::numeric_limits<double>::infinity(),
                                                 std::min(bound_.cost, bound_.cost_and_debt - s.debt()));
-    // A handoff costs an inter-node piece and at least one shed.
-    const bool handoff_can_win =
-        !two || !s.tree() || two->cost - s.cost() > s.tree_costs().inter + s.tree_costs().intra;
+    // A handoff costs an inter-node piece and at least one shed. Nor can it beat a split that
+    // costs no more than that (the piece free where a resident replica takes it).
+    const double inter = s.tree_costs().inter, intra = s.tree_costs().intra;
+    const double handoff_floor = s.cost() + (s.HasResident(h) ? 0.0 : inter) + intra;
+    const bool handoff_can_win = !s.tree() || ((!two || two->cost - s.cost() > inter + intra) &&
+                                               std::make_tuple(int64_t{0}, handoff_floor) < split.key);
     const std::optional<Handoff> handoff = handoff_can_win ? chains_.PlanHandoff(s, h, sheds_) : std::nullopt;
     const auto two_key = two ? std::make_tuple(int64_t{0}, two->cost) : std::make_tuple(s.surplus(h) + 1, 0.0);
     const auto handoff_key =
