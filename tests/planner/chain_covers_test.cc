@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <random>
 #include <tuple>
+#include <vector>
 
 #include "placement_testing.h"
 #include "planners/greedy_covers.h"
@@ -226,6 +228,97 @@ TEST(ChainCoversTest, ACacheUnderTheNodesStampsPlansWhatPlanningFromScratchDoes)
     }
   }
   EXPECT_GT(carries, 100);
+  EXPECT_GT(rollbacks, 100);
+}
+
+// PlanHandoff's rule read off every rank of the other nodes, with no survey: the oracle for the
+// cached handoffs below.
+std::optional<Handoff> HandoffByScan(const PlacementState& s, int h, ChainCovers::Sheds sheds) {
+  const int per_rank = s.experts_per_rank();
+  const int64_t rem = s.surplus(h);
+  int e = -1;
+  for (int x = h * per_rank; x < (h + 1) * per_rank; ++x) {
+    if (s.left(x) >= rem && (e < 0 || s.left(x) > s.left(e))) e = x;
+  }
+  if (e < 0) return std::nullopt;
+  std::optional<Handoff> best;
+  for (int n = 0; n < s.topology().nodes(); ++n) {
+    if (n == s.topology().node_of(h)) continue;
+    int64_t room = 0;
+    int g = -1;
+    for (int r : s.topology().ranks_of_node(n)) {
+      if (sheds == ChainCovers::Sheds::kPieces) room -= std::max<int64_t>(s.surplus(r), 0);
+      if (!s.IsOpen(r)) continue;
+      room += s.spare(r);
+      if (!s.Holds(e, r) && (g < 0 || s.spare(r) > s.spare(g))) g = r;
+    }
+    if (g < 0 || rem <= s.spare(g) || room - s.spare(g) < rem - s.spare(g)) continue;
+    std::vector<int64_t> own;
+    for (int x = g * per_rank; x < (g + 1) * per_rank; ++x) own.push_back(s.left(x));
+    std::sort(own.rbegin(), own.rend());
+    int pieces = 0;
+    int64_t shed = 0;
+    while (pieces < per_rank && shed < rem - s.spare(g)) shed += own[pieces++];
+    if (shed < rem - s.spare(g)) continue;
+    const double cost = s.PieceCost(h, e, g) + pieces * s.tree_costs().intra;
+    if (!best ||
+        std::make_tuple(cost, rem - s.spare(g), g) < std::make_tuple(best->cost, best->overflow, best->receiver)) {
+      best = Handoff{e, g, rem, rem - s.spare(g), cost, {}};
+    }
+  }
+  return best;
+}
+
+// Handoffs through one cache, between random changes, rollbacks, carries and handoffs made, both
+// kinds of sheds in turn: each is the one a scan of every rank finds.
+TEST(ChainCoversTest, AHandoffThroughTheCacheIsTheOneAScanOfEveryRankFinds) {
+  int found = 0, rollbacks = 0;
+  std::mt19937_64 rng(23);
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    const int h = static_cast<int>(seed % 32);
+    const std::unique_ptr<BoundState> b = BurstAt(h, seed, 1 + static_cast<int>(seed % 3));
+    PlacementState& s = b->state;
+    s.set_logging(true);
+    ChainCovers chains;
+    ChainCovers::CarryCache cache;
+    std::vector<size_t> marks;
+    for (int i = 0; i < 40 && s.surplus(h) > 0; ++i) {
+      const ChainCovers::Sheds sheds = rng() % 2 == 0 ? ChainCovers::Sheds::kWhole : ChainCovers::Sheds::kPieces;
+      const std::optional<Handoff> want = HandoffByScan(s, h, sheds);
+      const std::optional<Handoff> got = chains.PlanHandoff(s, h, sheds, &cache);
+      ASSERT_EQ(got.has_value(), want.has_value()) << "seed " << seed << ", handoff " << i;
+      if (want) {
+        ++found;
+        EXPECT_EQ(std::make_tuple(got->expert, got->receiver, got->tokens, got->overflow, got->cost),
+                  std::make_tuple(want->expert, want->receiver, want->tokens, want->overflow, want->cost))
+            << "seed " << seed << ", handoff " << i;
+      }
+      // Carries through the same cache keep its surveys busy between the handoffs.
+      const int e = s.LargestExpert(h);
+      const Handoff* carry = e >= 0 ? chains.PlanCarry(s, h, e, sheds, s.surplus(h) / 3 + 1, &cache) : nullptr;
+      switch (rng() % 5) {
+        case 0:
+          marks.push_back(s.log().size());
+          break;
+        case 1:
+          if (!marks.empty()) {
+            s.Rollback(marks.back(), nullptr);
+            marks.pop_back();
+            ++rollbacks;
+          }
+          break;
+        case 2:
+          testing::RandomChange(s, rng);
+          break;
+        case 3:
+          if (carry) ChainCovers::ApplyCarry(s, h, *carry);
+          break;
+        default:
+          if (want) ChainCovers::ApplyHandoff(s, h, *want);
+      }
+    }
+  }
+  EXPECT_GT(found, 100);
   EXPECT_GT(rollbacks, 100);
 }
 

@@ -19,7 +19,7 @@ const std::vector<ChainCovers::Own>& ChainCovers::ReceiverExperts(const Placemen
   return receiver_left_;
 }
 
-std::optional<Handoff> ChainCovers::PlanHandoff(const PlacementState& state, int h, Sheds sheds) {
+std::optional<Handoff> ChainCovers::PlanHandoff(const PlacementState& state, int h, Sheds sheds, CarryCache* cache) {
   if (!state.tree()) return std::nullopt;
   const Topology& topo = state.topology();
   const int per_rank = state.experts_per_rank();
@@ -29,27 +29,29 @@ std::optional<Handoff> ChainCovers::PlanHandoff(const PlacementState& state, int
     if (state.left(x) >= rem && (e < 0 || state.left(x) > state.left(e))) e = x;
   }
   if (e < 0) return std::nullopt;
+  if (cache != nullptr) cache->nodes_.resize(static_cast<size_t>(topo.nodes()));
   std::optional<Handoff> best;
   for (int n = 0; n < topo.nodes(); ++n) {
     if (n == topo.node_of(h)) continue;
+    const CarryCache::Node& node = SurveyOf(state, n, sheds, cache);
     // The roomiest rank of the node leaves the least to shed: it is the receiver to weigh.
-    int64_t node_room = 0;
-    int g = -1;
-    for (int r : topo.ranks_of_node(n)) {
-      if (sheds == Sheds::kPieces) node_room -= std::max<int64_t>(state.surplus(r), 0);
-      if (!state.IsOpen(r)) continue;
-      node_room += state.spare(r);
-      if (!state.Holds(e, r) && (g < 0 || state.spare(r) > state.spare(g))) g = r;
-    }
-    if (g < 0) continue;
+    const auto open = std::find_if(node.open.begin(), node.open.end(),
+                                   [&](const std::pair<int64_t, int>& bin) { return !state.Holds(e, -bin.second); });
+    if (open == node.open.end()) continue;
+    const int g = -open->second;
     const int64_t overflow = rem - state.spare(g);
+    const int64_t node_room = node.room - (sheds == Sheds::kPieces ? node.owed : 0);
     if (overflow <= 0 || node_room - state.spare(g) < overflow) continue;
-    // g sheds its biggest experts to its node-mates, one intra-node piece each.
+    // g sheds its biggest experts to its node-mates, one intra-node piece each; it cannot shed
+    // more than all it holds, which most receivers weighed here do not reach (sorting is then
+    // wasted).
+    int64_t holds = 0;
+    for (int x = g * per_rank; x < (g + 1) * per_rank; ++x) holds += state.left(x);
+    if (holds < overflow) continue;
     const std::vector<Own>& own = ReceiverExperts(state, g);
     int pieces = 0;
     int64_t shed = 0;
-    while (pieces < per_rank && shed < overflow) shed += own[pieces++].tokens;
-    if (shed < overflow) continue;
+    while (shed < overflow) shed += own[pieces++].tokens;
     const double cost = state.PieceCost(h, e, g) + pieces * state.tree_costs().intra;
     if (!best || std::make_tuple(cost, overflow, g) < std::make_tuple(best->cost, best->overflow, best->receiver)) {
       best = Handoff{e, g, rem, overflow, cost, {}};
@@ -116,15 +118,25 @@ void ChainCovers::Survey(const PlacementState& state, int n, Sheds sheds, CarryC
   node.stamp = state.node_stamp(n);
   node.sheds = sheds;
   node.owed = 0;  // earlier receivers' sheds will use the node's room too
+  node.room = 0;
   node.open.clear();
   node.weighed = 0;
   std::span<const int> ranks = state.topology().ranks_of_node(n);
   node.open.reserve(ranks.size());  // once, not by doubling
   for (int r : ranks) {
     node.owed += std::max<int64_t>(state.surplus(r), 0);
-    if (state.IsOpen(r)) node.open.push_back({state.spare(r), -r});
+    if (!state.IsOpen(r)) continue;
+    node.room += state.spare(r);
+    node.open.push_back({state.spare(r), -r});
   }
   std::sort(node.open.begin(), node.open.end(), std::greater<>());
+}
+
+ChainCovers::CarryCache::Node& ChainCovers::SurveyOf(const PlacementState& state, int n, Sheds sheds,
+                                                     CarryCache* cache) {
+  CarryCache::Node& node = cache != nullptr ? cache->nodes_[static_cast<size_t>(n)] : survey_;
+  if (cache == nullptr || node.stamp != state.node_stamp(n) || node.sheds != sheds) Survey(state, n, sheds, node);
+  return node;
 }
 
 void ChainCovers::ReceiverSheds(const PlacementState& state, int n, int g, int64_t owed, Sheds sheds) {
@@ -158,8 +170,7 @@ const Handoff* ChainCovers::PlanCarry(const PlacementState& state, int h, int e,
   if (cache != nullptr) cache->nodes_.resize(static_cast<size_t>(topo.nodes()));
   for (int n = 0; n < topo.nodes(); ++n) {
     if (n == topo.node_of(h)) continue;
-    CarryCache::Node& node = cache != nullptr ? cache->nodes_[static_cast<size_t>(n)] : survey_;
-    if (cache == nullptr || node.stamp != state.node_stamp(n) || node.sheds != sheds) Survey(state, n, sheds, node);
+    CarryCache::Node& node = SurveyOf(state, n, sheds, cache);
     // Whole sheds weigh the roomiest rank only (it leaves the least to shed); pieces weigh the
     // few roomiest, since which experts a receiver holds decides how many pieces its sheds take
     // (measured on the peer_match bursts: all eight of a node take 1.7x the time at EP64 and

@@ -65,6 +65,7 @@ class ChainCovers {
       uint64_t stamp = 0;  // the node's stamp when surveyed (0: never; stamps start at 1)
       Sheds sheds = Sheds::kWhole;
       int64_t owed = 0;
+      int64_t room = 0;                           // its open ranks' room
       std::vector<std::pair<int64_t, int>> open;  // (room, -rank), roomiest first
       // The first `weighed` are those weighed so far; the rest keep their memory for later.
       std::vector<Receiver> receivers;
@@ -77,8 +78,9 @@ class ChainCovers {
   // less room than that: per other node the roomiest open rank not holding the expert, if the
   // node's other room can take the overflow and g's biggest experts add up to it (one shed
   // each). The cheapest wins, then the smaller overflow, then the lower rank.
-  // O(R + nodes x (E/R) log(E/R)).
-  std::optional<Handoff> PlanHandoff(const PlacementState& state, int h, Sheds sheds);
+  // O(R + nodes x (E/R) log(E/R)); with a cache (as PlanCarry's), O(nodes x (E/R) log(E/R)) for
+  // the nodes unchanged since it surveyed them.
+  std::optional<Handoff> PlanHandoff(const PlacementState& state, int h, Sheds sheds, CarryCache* cache = nullptr);
   // A carrier's handoff: as much of h's expert e as one receiver in another node can take, its
   // room plus what it sheds, after the node's own surplus, and at most `most`. The biggest such
   // piece wins, then the cheapest, then the lower rank. The piece may exceed h's surplus (Export).
@@ -126,6 +128,9 @@ class ChainCovers {
   void ShedPieces(const PlacementState& state);
   // Node n's carrier-free part (CarryCache::Node), computed.
   void Survey(const PlacementState& state, int n, Sheds sheds, CarryCache::Node& node) const;
+  // Node n's survey: the cache's while it was taken under the node's stamp and these sheds,
+  // else taken now (into survey_ without a cache). The cache must be sized to the nodes.
+  CarryCache::Node& SurveyOf(const PlacementState& state, int n, Sheds sheds, CarryCache* cache);
   // Receiver g's sheds into its node-mates' rooms after the node's own surplus `owed`, into
   // sheds_.
   void ReceiverSheds(const PlacementState& state, int n, int g, int64_t owed, Sheds sheds);

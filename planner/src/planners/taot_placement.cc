@@ -100,7 +100,8 @@ void Placement::BestCover(int h) {
     const double handoff_floor = s.cost() + (s.HasResident(h) ? 0.0 : inter) + intra;
     const bool handoff_can_win = !s.tree() || ((!two || two->cost - s.cost() > inter + intra) &&
                                                std::make_tuple(int64_t{0}, handoff_floor) < split.key);
-    const std::optional<Handoff> handoff = handoff_can_win ? chains_.PlanHandoff(s, h, sheds_) : std::nullopt;
+    const std::optional<Handoff> handoff =
+        handoff_can_win ? chains_.PlanHandoff(s, h, sheds_, &carry_cache_) : std::nullopt;
     const auto two_key = two ? std::make_tuple(int64_t{0}, two->cost) : std::make_tuple(s.surplus(h) + 1, 0.0);
     const auto handoff_key =
         handoff ? std::make_tuple(int64_t{0}, s.cost() + handoff->cost) : std::make_tuple(s.surplus(h) + 1, 0.0);
