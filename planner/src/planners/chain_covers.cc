@@ -19,7 +19,8 @@ const std::vector<ChainCovers::Own>& ChainCovers::ReceiverExperts(const Placemen
   return receiver_left_;
 }
 
-std::optional<Handoff> ChainCovers::PlanHandoff(const PlacementState& state, int h, Sheds sheds, CarryCache* cache) {
+std::optional<Handoff> ChainCovers::PlanHandoff(const PlacementState& state, int h, Sheds sheds,
+                                                const CarryCache* cache) {
   if (!state.tree()) return std::nullopt;
   const Topology& topo = state.topology();
   const int per_rank = state.experts_per_rank();
@@ -29,18 +30,32 @@ std::optional<Handoff> ChainCovers::PlanHandoff(const PlacementState& state, int
     if (state.left(x) >= rem && (e < 0 || state.left(x) > state.left(e))) e = x;
   }
   if (e < 0) return std::nullopt;
-  if (cache != nullptr) cache->nodes_.resize(static_cast<size_t>(topo.nodes()));
   std::optional<Handoff> best;
   for (int n = 0; n < topo.nodes(); ++n) {
     if (n == topo.node_of(h)) continue;
-    const CarryCache::Node& node = SurveyOf(state, n, sheds, cache);
-    // The roomiest rank of the node leaves the least to shed: it is the receiver to weigh.
-    const auto open = std::find_if(node.open.begin(), node.open.end(),
-                                   [&](const std::pair<int64_t, int>& bin) { return !state.Holds(e, -bin.second); });
-    if (open == node.open.end()) continue;
-    const int g = -open->second;
+    // A node the cache holds under its stamp is read from there; any other is scanned (a survey
+    // costs more than a scan where the node will change before it is read again).
+    int g = -1;
+    int64_t node_room = 0;
+    const CarryCache::Node* node = cache != nullptr && static_cast<size_t>(n) < cache->nodes_.size()
+                                       ? &cache->nodes_[static_cast<size_t>(n)]
+                                       : nullptr;
+    if (node != nullptr && node->stamp == state.node_stamp(n)) {
+      // Roomiest first, the lower rank among equals, as the scan below picks.
+      const auto open = std::find_if(node->open.begin(), node->open.end(),
+                                     [&](const std::pair<int64_t, int>& bin) { return !state.Holds(e, -bin.second); });
+      if (open != node->open.end()) g = -open->second;
+      node_room = node->room - (sheds == Sheds::kPieces ? node->owed : 0);
+    } else {
+      for (int r : topo.ranks_of_node(n)) {
+        if (sheds == Sheds::kPieces) node_room -= std::max<int64_t>(state.surplus(r), 0);
+        if (!state.IsOpen(r)) continue;
+        node_room += state.spare(r);
+        if (!state.Holds(e, r) && (g < 0 || state.spare(r) > state.spare(g))) g = r;
+      }
+    }
+    if (g < 0) continue;
     const int64_t overflow = rem - state.spare(g);
-    const int64_t node_room = node.room - (sheds == Sheds::kPieces ? node.owed : 0);
     if (overflow <= 0 || node_room - state.spare(g) < overflow) continue;
     // g sheds its biggest experts to its node-mates, one intra-node piece each; it cannot shed
     // more than all it holds, which most receivers weighed here do not reach (sorting is then
@@ -132,13 +147,6 @@ void ChainCovers::Survey(const PlacementState& state, int n, Sheds sheds, CarryC
   std::sort(node.open.begin(), node.open.end(), std::greater<>());
 }
 
-ChainCovers::CarryCache::Node& ChainCovers::SurveyOf(const PlacementState& state, int n, Sheds sheds,
-                                                     CarryCache* cache) {
-  CarryCache::Node& node = cache != nullptr ? cache->nodes_[static_cast<size_t>(n)] : survey_;
-  if (cache == nullptr || node.stamp != state.node_stamp(n) || node.sheds != sheds) Survey(state, n, sheds, node);
-  return node;
-}
-
 void ChainCovers::ReceiverSheds(const PlacementState& state, int n, int g, int64_t owed, Sheds sheds) {
   int64_t pending = owed;
   mates_.clear();
@@ -170,7 +178,8 @@ const Handoff* ChainCovers::PlanCarry(const PlacementState& state, int h, int e,
   if (cache != nullptr) cache->nodes_.resize(static_cast<size_t>(topo.nodes()));
   for (int n = 0; n < topo.nodes(); ++n) {
     if (n == topo.node_of(h)) continue;
-    CarryCache::Node& node = SurveyOf(state, n, sheds, cache);
+    CarryCache::Node& node = cache != nullptr ? cache->nodes_[static_cast<size_t>(n)] : survey_;
+    if (cache == nullptr || node.stamp != state.node_stamp(n) || node.sheds != sheds) Survey(state, n, sheds, node);
     // Whole sheds weigh the roomiest rank only (it leaves the least to shed); pieces weigh the
     // few roomiest, since which experts a receiver holds decides how many pieces its sheds take
     // (measured on the peer_match bursts: all eight of a node take 1.7x the time at EP64 and

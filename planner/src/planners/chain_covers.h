@@ -49,7 +49,8 @@ class ChainCovers {
   enum class Sheds { kWhole, kPieces };
 
   // What PlanCarry weighs of a node that does not depend on the carrier: its ranks' surplus, its
-  // open ranks by room, and each receiver's sheds, kept under the node's stamp
+  // open ranks by room and their room, and each receiver's sheds (PlanHandoff reads the first
+  // three where they are current), kept under the node's stamp
   // (PlacementState::node_stamp) and the way of shedding: it stands for the node for as long as
   // the node is as it was, across carries, trials and passes, and is surveyed again once the
   // node has changed. For one PlacementState only.
@@ -78,9 +79,10 @@ class ChainCovers {
   // less room than that: per other node the roomiest open rank not holding the expert, if the
   // node's other room can take the overflow and g's biggest experts add up to it (one shed
   // each). The cheapest wins, then the smaller overflow, then the lower rank.
-  // O(R + nodes x (E/R) log(E/R)); with a cache (as PlanCarry's), O(nodes x (E/R) log(E/R)) for
-  // the nodes unchanged since it surveyed them.
-  std::optional<Handoff> PlanHandoff(const PlacementState& state, int h, Sheds sheds, CarryCache* cache = nullptr);
+  // O(R + nodes x (E/R) log(E/R)); with a cache (PlanCarry's), a node it surveyed under the
+  // node's present stamp is read from there, not scanned.
+  std::optional<Handoff> PlanHandoff(const PlacementState& state, int h, Sheds sheds,
+                                     const CarryCache* cache = nullptr);
   // A carrier's handoff: as much of h's expert e as one receiver in another node can take, its
   // room plus what it sheds, after the node's own surplus, and at most `most`. The biggest such
   // piece wins, then the cheapest, then the lower rank. The piece may exceed h's surplus (Export).
@@ -128,9 +130,6 @@ class ChainCovers {
   void ShedPieces(const PlacementState& state);
   // Node n's carrier-free part (CarryCache::Node), computed.
   void Survey(const PlacementState& state, int n, Sheds sheds, CarryCache::Node& node) const;
-  // Node n's survey: the cache's while it was taken under the node's stamp and these sheds,
-  // else taken now (into survey_ without a cache). The cache must be sized to the nodes.
-  CarryCache::Node& SurveyOf(const PlacementState& state, int n, Sheds sheds, CarryCache* cache);
   // Receiver g's sheds into its node-mates' rooms after the node's own surplus `owed`, into
   // sheds_.
   void ReceiverSheds(const PlacementState& state, int n, int g, int64_t owed, Sheds sheds);
