@@ -167,11 +167,20 @@ TEST(ChainCoversTest, CanHandOffAnswersWhatAScanOfEveryRankAnswers) {
 }
 
 // EP32, four ranks a node, at a 2% cap, with h's expert (seed % 4) 20x hotter at every source;
-// h's node deferred, as CoverNode leaves it while it covers the node.
-std::unique_ptr<BoundState> BurstAt(int h, uint64_t seed, int slots) {
+// h's node deferred, as CoverNode leaves it while it covers the node. With `residents`, that
+// many replicas of random experts are resident on their homes' node-mates (free sheds).
+std::unique_ptr<BoundState> BurstAt(int h, uint64_t seed, int slots, int residents = 0) {
   PlanRequest request = taot::testing::RandomRequest(32, 128, slots, seed, 4);
   const int hot = h * 4 + static_cast<int>(seed % 4);
   for (int src = 0; src < request.load.sources(); ++src) request.load.at(src, hot) *= 20;
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < residents; ++i) {
+    const int expert = static_cast<int>(rng() % 128), home = expert / 4;
+    const int mate = home / 4 * 4 + (home % 4 + 1 + static_cast<int>(rng() % 3)) % 4;
+    request.resident.push_back({expert, mate});
+  }
+  std::sort(request.resident.begin(), request.resident.end());
+  request.resident.erase(std::unique(request.resident.begin(), request.resident.end()), request.resident.end());
   const int64_t cap = LoadCap(SumLoads(request).total, 32, 2.0);
   auto b = std::make_unique<BoundState>(std::move(request), cap);
   b->state.DeferNode(b->state.topology().node_of(h));
@@ -229,6 +238,58 @@ TEST(ChainCoversTest, ACacheUnderTheNodesStampsPlansWhatPlanningFromScratchDoes)
   }
   EXPECT_GT(carries, 100);
   EXPECT_GT(rollbacks, 100);
+}
+
+// Carries with and without the bounds that rule receivers out unweighed, each through its own
+// cache, between random changes, rollbacks and carries made, both kinds of sheds in turn, half
+// the cases with resident replicas: the bounds never change the carry.
+TEST(ChainCoversTest, ReceiversRuledOutOnBoundsNeverChangeTheCarry) {
+  int carries = 0;
+  std::mt19937_64 rng(29);
+  for (uint64_t seed = 0; seed < 80; ++seed) {
+    const int h = static_cast<int>(seed % 32);
+    const std::unique_ptr<BoundState> b = BurstAt(h, seed, 1 + static_cast<int>(seed % 3), seed % 2 == 0 ? 0 : 60);
+    PlacementState& s = b->state;
+    s.set_logging(true);
+    ChainCovers bounded, unbounded;
+    unbounded.set_bounded(false);
+    ChainCovers::CarryCache bounded_cache, unbounded_cache;
+    std::vector<size_t> marks;
+    for (int i = 0; i < 40 && s.surplus(h) > 0; ++i) {
+      const ChainCovers::Sheds sheds = rng() % 3 == 0 ? ChainCovers::Sheds::kWhole : ChainCovers::Sheds::kPieces;
+      const int e = s.LargestExpert(h);
+      if (e < 0) break;
+      // The carries' own shares, and more: every receiver reaches a small one.
+      const int64_t most = rng() % 2 == 0 ? s.surplus(h) / 4 + 1 : s.left(e);
+      const Handoff* want = unbounded.PlanCarry(s, h, e, sheds, most, &unbounded_cache);
+      const Handoff* got = bounded.PlanCarry(s, h, e, sheds, most, &bounded_cache);
+      ASSERT_EQ(got != nullptr, want != nullptr) << "seed " << seed << ", carry " << i;
+      if (want) {
+        ++carries;
+        EXPECT_EQ(
+            std::make_tuple(got->expert, got->receiver, got->tokens, got->overflow, got->cost, got->sheds.size()),
+            std::make_tuple(want->expert, want->receiver, want->tokens, want->overflow, want->cost, want->sheds.size()))
+            << "seed " << seed << ", carry " << i;
+      }
+      switch (rng() % 4) {
+        case 0:
+          marks.push_back(s.log().size());
+          break;
+        case 1:
+          if (!marks.empty()) {
+            s.Rollback(marks.back(), nullptr);
+            marks.pop_back();
+          }
+          break;
+        case 2:
+          testing::RandomChange(s, rng);
+          break;
+        default:
+          if (want) ChainCovers::ApplyCarry(s, h, *want);
+      }
+    }
+  }
+  EXPECT_GT(carries, 300);
 }
 
 // PlanHandoff's rule read off every rank of the other nodes, with no survey: the oracle for the

@@ -168,6 +168,34 @@ void ChainCovers::ReceiverSheds(const PlacementState& state, int n, int g, int64
   }
 }
 
+bool ChainCovers::CannotBeat(const PlacementState& state, const CarryCache::Node& node, int h, int e, int g,
+                             Sheds sheds, int64_t most, const std::tuple<int64_t, double, int>& best) {
+  // Its sheds take its mates' room left after the node's own surplus, and its own tokens.
+  const int per_rank = state.experts_per_rank();
+  int64_t holds = 0, biggest_own = 0;
+  for (int x = g * per_rank; x < (g + 1) * per_rank; ++x) {
+    holds += state.left(x);
+    biggest_own = std::max(biggest_own, state.left(x));
+  }
+  const int64_t mates_room = std::max<int64_t>(0, node.room - state.spare(g) - node.owed);
+  const int64_t reach = std::min({state.left(e), state.spare(g) + std::min(mates_room, holds), most});
+  const auto& [best_reach, best_cost, best_receiver] = best;
+  if (-reach > best_reach) return true;
+  // At the best's reach it sheds the overflow in pieces no bigger than a mate's room or an
+  // expert of its own, each a new intra-node piece unless a resident replica takes it.
+  const int64_t overflow = -best_reach - state.spare(g);
+  const int64_t roomiest_mate = -node.open[0].second != g ? node.open[0].first
+                                : node.open.size() > 1    ? node.open[1].first
+                                                          : 0;
+  const int64_t biggest_shed = std::min(roomiest_mate, biggest_own);
+  if (overflow <= 0 || biggest_shed <= 0) return false;
+  const bool shed_free = sheds == Sheds::kPieces && state.HasResident(g);
+  const int64_t least_sheds = (overflow + biggest_shed - 1) / biggest_shed;
+  const double cost =
+      state.PieceCost(h, e, g) + static_cast<double>(least_sheds) * (shed_free ? 0.0 : state.tree_costs().intra);
+  return std::make_tuple(-reach, cost, g) > best;
+}
+
 const Handoff* ChainCovers::PlanCarry(const PlacementState& state, int h, int e, Sheds sheds, int64_t most,
                                       CarryCache* cache) {
   if (!state.tree()) return nullptr;
@@ -190,6 +218,10 @@ const Handoff* ChainCovers::PlanCarry(const PlacementState& state, int h, int e,
       const int g = -node.open[c].second;
       if (state.Holds(e, g)) continue;
       ++weighed;
+      if (bounded_ && found &&
+          CannotBeat(state, node, h, e, g, sheds, most, std::make_tuple(-best_reach, best.cost, best.receiver))) {
+        continue;
+      }
       const auto end = node.receivers.begin() + static_cast<std::ptrdiff_t>(node.weighed);
       auto known =
           std::find_if(node.receivers.begin(), end, [g](const CarryCache::Receiver& x) { return x.rank == g; });

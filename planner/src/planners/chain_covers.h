@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -92,6 +93,9 @@ class ChainCovers {
   // allocates nothing once its memory has grown.
   const Handoff* PlanCarry(const PlacementState& state, int h, int e, Sheds sheds,
                            int64_t most = std::numeric_limits<int64_t>::max(), CarryCache* cache = nullptr);
+  // Whether PlanCarry rules receivers out on bounds (CannotBeat) before weighing their sheds: on
+  // by default; off only to check that the bounds change no carry.
+  void set_bounded(bool bounded) { bounded_ = bounded; }
   // Whether h's biggest expert is more than three times as big as every bin outside h's node: only
   // then does a handoff carry what would otherwise take several inter-node pieces (measured on
   // the frontier cases: below that, the trial costs time and saves nothing). h's node must be
@@ -130,6 +134,11 @@ class ChainCovers {
   void ShedPieces(const PlacementState& state);
   // Node n's carrier-free part (CarryCache::Node), computed.
   void Survey(const PlacementState& state, int n, Sheds sheds, CarryCache::Node& node) const;
+  // Whether receiver g of `node` (its survey) surely loses to the carry keyed `best` (-reach,
+  // cost, receiver) for h's expert e: bounds on its reach and on its sheds' cost say so without
+  // weighing its sheds.
+  static bool CannotBeat(const PlacementState& state, const CarryCache::Node& node, int h, int e, int g, Sheds sheds,
+                         int64_t most, const std::tuple<int64_t, double, int>& best);
   // Receiver g's sheds into its node-mates' rooms after the node's own surplus `owed`, into
   // sheds_.
   void ReceiverSheds(const PlacementState& state, int n, int g, int64_t owed, Sheds sheds);
@@ -140,6 +149,7 @@ class ChainCovers {
   std::vector<Shed> sheds_;           // the receiver's sheds, in the order made
   CarryCache::Node survey_;           // a node's survey when there is no cache
   Handoff carry_;                     // PlanCarry's answer
+  bool bounded_ = true;
 };
 
 }  // namespace taot::planners
