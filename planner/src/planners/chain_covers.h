@@ -87,7 +87,8 @@ class ChainCovers {
   // A carrier's handoff: as much of h's expert e as one receiver in another node can take, its
   // room plus what it sheds, after the node's own surplus, and at most `most`. The biggest such
   // piece wins, then the cheapest, then the lower rank. The piece may exceed h's surplus (Export).
-  // O(R log R + nodes x (E/R) x ranks per node).
+  // O(R log R + nodes x (E/R) x ranks per node). Once a carry is found, a receiver whose reach
+  // and sheds' cost are bounded beyond it is not weighed (CannotBeat): the answer is the same.
   // With a cache, what it holds of a node under the node's stamp stands for it. The carry is
   // this object's, valid until its next PlanCarry (null when there is none): a run of carries
   // allocates nothing once its memory has grown.
