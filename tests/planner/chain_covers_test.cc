@@ -187,6 +187,28 @@ std::unique_ptr<BoundState> BurstAt(int h, uint64_t seed, int slots, int residen
   return b;
 }
 
+// One step of the random walks below, each as likely: keep a mark in the log, roll back to the
+// last mark kept, make a random change, or `make` (a carry or a handoff). True on a rollback.
+template <typename Make>
+bool RandomStep(PlacementState& s, std::mt19937_64& rng, std::vector<size_t>& marks, Make&& make) {
+  switch (rng() % 4) {
+    case 0:
+      marks.push_back(s.log().size());
+      return false;
+    case 1:
+      if (marks.empty()) return false;
+      s.Rollback(marks.back(), nullptr);
+      marks.pop_back();
+      return true;
+    case 2:
+      testing::RandomChange(s, rng);
+      return false;
+    default:
+      make();
+      return false;
+  }
+}
+
 // Carries from one burst rank, each applied, between random changes and rollbacks, both kinds
 // of sheds in turn through one cache: every carry is the one planned from scratch.
 TEST(ChainCoversTest, ACacheUnderTheNodesStampsPlansWhatPlanningFromScratchDoes) {
@@ -214,26 +236,12 @@ TEST(ChainCoversTest, ACacheUnderTheNodesStampsPlansWhatPlanningFromScratchDoes)
             << "seed " << seed << ", carry " << i;
         EXPECT_EQ(got->sheds.size(), want->sheds.size());
       }
-      switch (rng() % 4) {
-        case 0:
-          marks.push_back(s.log().size());
-          break;
-        case 1:
-          if (!marks.empty()) {
-            s.Rollback(marks.back(), nullptr);
-            marks.pop_back();
-            ++rollbacks;
-          }
-          break;
-        case 2:
-          testing::RandomChange(s, rng);
-          break;
-        default:
-          if (want) {
-            ChainCovers::ApplyCarry(s, h, *want);
-            ++carries;
-          }
-      }
+      rollbacks += RandomStep(s, rng, marks, [&] {
+        if (want) {
+          ChainCovers::ApplyCarry(s, h, *want);
+          ++carries;
+        }
+      });
     }
   }
   EXPECT_GT(carries, 100);
@@ -271,22 +279,9 @@ TEST(ChainCoversTest, ReceiversRuledOutOnBoundsNeverChangeTheCarry) {
             std::make_tuple(want->expert, want->receiver, want->tokens, want->overflow, want->cost, want->sheds.size()))
             << "seed " << seed << ", carry " << i;
       }
-      switch (rng() % 4) {
-        case 0:
-          marks.push_back(s.log().size());
-          break;
-        case 1:
-          if (!marks.empty()) {
-            s.Rollback(marks.back(), nullptr);
-            marks.pop_back();
-          }
-          break;
-        case 2:
-          testing::RandomChange(s, rng);
-          break;
-        default:
-          if (want) ChainCovers::ApplyCarry(s, h, *want);
-      }
+      RandomStep(s, rng, marks, [&] {
+        if (want) ChainCovers::ApplyCarry(s, h, *want);
+      });
     }
   }
   EXPECT_GT(carries, 300);
@@ -357,26 +352,13 @@ TEST(ChainCoversTest, AHandoffThroughTheCacheIsTheOneAScanOfEveryRankFinds) {
       // Carries through the same cache keep its surveys busy between the handoffs.
       const int e = s.LargestExpert(h);
       const Handoff* carry = e >= 0 ? chains.PlanCarry(s, h, e, sheds, s.surplus(h) / 3 + 1, &cache) : nullptr;
-      switch (rng() % 5) {
-        case 0:
-          marks.push_back(s.log().size());
-          break;
-        case 1:
-          if (!marks.empty()) {
-            s.Rollback(marks.back(), nullptr);
-            marks.pop_back();
-            ++rollbacks;
-          }
-          break;
-        case 2:
-          testing::RandomChange(s, rng);
-          break;
-        case 3:
+      rollbacks += RandomStep(s, rng, marks, [&] {
+        if (rng() % 2 == 0) {
           if (carry) ChainCovers::ApplyCarry(s, h, *carry);
-          break;
-        default:
-          if (want) ChainCovers::ApplyHandoff(s, h, *want);
-      }
+        } else if (want) {
+          ChainCovers::ApplyHandoff(s, h, *want);
+        }
+      });
     }
   }
   EXPECT_GT(found, 100);
