@@ -189,11 +189,15 @@ bool ChainCovers::CannotBeat(const PlacementState& state, const CarryCache::Node
                                                           : 0;
   const int64_t biggest_shed = std::min(roomiest_mate, biggest_own);
   if (overflow <= 0 || biggest_shed <= 0) return false;
-  const bool shed_free = sheds == Sheds::kPieces && state.HasResident(g);
-  const int64_t least_sheds = (overflow + biggest_shed - 1) / biggest_shed;
-  const double cost =
-      state.PieceCost(h, e, g) + static_cast<double>(least_sheds) * (shed_free ? 0.0 : state.tree_costs().intra);
-  return std::make_tuple(-reach, cost, g) > best;
+  // Summed shed by shed as PlanCarry sums a carry's cost, so that rounding keeps the floor under
+  // it (adding what is not negative never lowers a sum); no receiver makes more sheds than its
+  // open mates have slots.
+  const int64_t most_sheds = static_cast<int64_t>(node.open.size() - 1) * state.slots_per_rank();
+  const int64_t least_sheds = std::min((overflow + biggest_shed - 1) / biggest_shed, most_sheds);
+  const double shed_cost = sheds == Sheds::kPieces && state.HasResident(g) ? 0.0 : state.tree_costs().intra;
+  double floor = state.PieceCost(h, e, g);
+  for (int64_t i = 0; i < least_sheds; ++i) floor += shed_cost;
+  return std::make_tuple(-reach, floor, g) > best;
 }
 
 const Handoff* ChainCovers::PlanCarry(const PlacementState& state, int h, int e, Sheds sheds, int64_t most,
@@ -218,14 +222,16 @@ const Handoff* ChainCovers::PlanCarry(const PlacementState& state, int h, int e,
       const int g = -node.open[c].second;
       if (state.Holds(e, g)) continue;
       ++weighed;
-      if (bounded_ && found &&
-          CannotBeat(state, node, h, e, g, sheds, most, std::make_tuple(-best_reach, best.cost, best.receiver))) {
-        continue;
-      }
       const auto end = node.receivers.begin() + static_cast<std::ptrdiff_t>(node.weighed);
       auto known =
           std::find_if(node.receivers.begin(), end, [g](const CarryCache::Receiver& x) { return x.rank == g; });
       if (known == end) {
+        // Sheds known already cost little to read; new ones are weighed only where the bounds
+        // leave the receiver a chance.
+        if (bounded_ && found &&
+            CannotBeat(state, node, h, e, g, sheds, most, std::make_tuple(-best_reach, best.cost, best.receiver))) {
+          continue;
+        }
         ReceiverSheds(state, n, g, node.owed, sheds);
         if (node.weighed == node.receivers.size()) node.receivers.emplace_back();
         known = node.receivers.begin() + static_cast<std::ptrdiff_t>(node.weighed++);
