@@ -51,7 +51,7 @@ std::optional<Handoff> ChainCovers::PlanHandoff(const PlacementState& state, int
         if (sheds == Sheds::kPieces) node_room -= std::max<int64_t>(state.surplus(r), 0);
         if (!state.IsOpen(r)) continue;
         node_room += state.spare(r);
-        if (!state.Holds(e, r) && (g < 0 || state.spare(r) > state.spare(g))) g = r;
+        if ((g < 0 || state.spare(r) > state.spare(g)) && !state.Holds(e, r)) g = r;
       }
     }
     if (g < 0) continue;

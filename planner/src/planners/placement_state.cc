@@ -110,16 +110,13 @@ int PlacementState::BestFitBin(int h, int e, int64_t want, Scope scope) const {
     // One cost for the whole node: the tightest bin that fits, else the roomiest.
     int best = -1;
     for (int c : topology_->ranks_of_node(topology_->node_of(h))) {
-      if (c == h || !IsOpen(c) || Holds(e, c)) continue;
+      if (c == h || !IsOpen(c)) continue;
       const int64_t room = v_.spare[c];
-      if (best < 0) {
-        best = c;
-        continue;
-      }
-      const int64_t best_room = v_.spare[best];
-      if (room >= want ? (best_room < want || room < best_room) : (best_room < want && room > best_room)) {
-        best = c;
-      }
+      // Whether c would beat the best so far, before the dearer question whether it can host e.
+      const int64_t best_room = best < 0 ? 0 : v_.spare[best];
+      const bool better =
+          best < 0 || (room >= want ? (best_room < want || room < best_room) : (best_room < want && room > best_room));
+      if (better && !Holds(e, c)) best = c;
     }
     return best;
   }

@@ -12,8 +12,15 @@ bool SplitCover::NextInside(int& e, int& c) const {
   if (e < 0) return false;
   const PlacementState& state = sk.state();
   c = -1;
+  // Room first: a bin no roomier than the best so far needs no further look (CanHost reads its
+  // slots and the pieces it holds).
+  int64_t best = 0;
   for (int x : state.topology().ranks_of_node(state.topology().node_of(sk.h()))) {
-    if (sk.CanHost(e, x) && (c < 0 || sk.Room(x) > sk.Room(c))) c = x;
+    const int64_t room = sk.Room(x);
+    if (room > best && sk.CanHost(e, x)) {
+      c = x;
+      best = room;
+    }
   }
   return c >= 0;
 }
