@@ -173,6 +173,12 @@ class PlacementState {
   bool HasResident(int h) const {
     return !resident_.empty() && resident_start_[h * per_rank_] < resident_start_[(h + 1) * per_rank_];
   }
+  // Tokens of r's experts not placed yet, all together.
+  int64_t TokensLeft(int r) const {
+    int64_t sum = 0;
+    for (int x = r * per_rank_; x < (r + 1) * per_rank_; ++x) sum += v_.left[x];
+    return sum;
+  }
   // h's expert with the most tokens left (the lowest among equals), or -1 when none has any.
   int LargestExpert(int h) const {
     int e = h * per_rank_;
