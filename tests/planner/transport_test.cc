@@ -127,6 +127,46 @@ TEST(TreeTransportTest, LargerCasesAgreeWithTheGeneralSolver) {
   }
 }
 
+// MatchOnTree consumes its supply and demand in place; what it leaves must be exactly what no
+// flow took, also where supply runs out before the demands are met (the demand then being served
+// is written back part-met).
+TEST(TreeTransportTest, MatchOnTreeLeavesExactlyWhatNoFlowTook) {
+  std::mt19937 rng(5);
+  for (int round = 0; round < 50; ++round) {
+    const int ranks = 4 + static_cast<int>(rng() % 30);
+    const Topology topo = *Topology::Uniform(ranks, 1 + static_cast<int>(rng() % 6), 3.0);
+    std::vector<int64_t> supply(static_cast<size_t>(ranks)), demand(static_cast<size_t>(ranks));
+    for (int r = 0; r < ranks; ++r) {
+      supply[r] = rng() % 3 ? static_cast<int64_t>(rng() % 50) : 0;
+      demand[r] = rng() % 3 ? 0 : static_cast<int64_t>(rng() % 120);
+    }
+    std::vector<int> demand_ranks;
+    for (int n = 0; n < topo.nodes(); ++n) {
+      for (int r : topo.ranks_of_node(n)) {
+        if (demand[r] > 0) demand_ranks.push_back(r);
+      }
+    }
+    std::vector<int64_t> supply_left = supply, demand_left = demand;
+    std::vector<int64_t> sent(static_cast<size_t>(ranks), 0), received(static_cast<size_t>(ranks), 0);
+    MatchOnTree(topo, supply_left, demand_left, demand_ranks, [&](int from, int to, int64_t amount) {
+      EXPECT_GT(amount, 0);
+      sent[from] += amount;
+      received[to] += amount;
+    });
+    int64_t total_supply = 0, total_demand = 0, moved = 0;
+    for (int r = 0; r < ranks; ++r) {
+      EXPECT_EQ(supply_left[r], supply[r] - sent[r]) << "round " << round << ", rank " << r;
+      EXPECT_EQ(demand_left[r], demand[r] - received[r]) << "round " << round << ", rank " << r;
+      EXPECT_GE(supply_left[r], 0);
+      EXPECT_GE(demand_left[r], 0);
+      total_supply += supply[r];
+      total_demand += demand[r];
+      moved += sent[r];
+    }
+    EXPECT_EQ(moved, std::min(total_supply, total_demand)) << "round " << round;
+  }
+}
+
 TEST(TreeTransportTest, SinkTakesTheRestWithoutFlows) {
   const Topology topo = *Topology::Uniform(4, 2, 3.0);
   std::vector<int64_t> supply = {5, 5, 5, 5};

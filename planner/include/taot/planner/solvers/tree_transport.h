@@ -22,7 +22,8 @@ TransportPlan SolveTreeTransport(const Topology& topology, const TreeCosts& cost
                                  std::span<const int64_t> demand);
 
 // The same matching for hot loops: no allocation, `supply` and `demand` are consumed in place,
-// and each flow goes to emit(from, to, amount). `demand_ranks` lists every rank with demand,
+// and each flow goes to emit(from, to, amount), which must not read `supply` or `demand` (the
+// demand being served is written back once it is met). `demand_ranks` lists every rank with demand,
 // grouped by node (e.g. in (node, rank) order); the work is O(|demand_ranks| plus the ranks of
 // their nodes plus R), so a few demands (an expert's home and guests) cost one pass over R.
 // A `sink` rank (optional) takes whatever is left after the node level, without flows: when
@@ -39,14 +40,32 @@ void MatchOnTree(const Topology& topology, std::span<int64_t> supply, std::span<
   };
   // Fills the demands of `demands` from the supplies of `supplies`, both in order. A move
   // changes only its own supply and demand, so each pointer moves on only past what it emptied.
+  // The demand being served stays in a register until it is met (written back then): this loop
+  // is most of the token split's time, a move per assignment of the plan.
   auto match = [&](auto s, auto s_end, auto d, auto d_end) {
-    // Demands first: once they are met the supplies need no scan.
-    while (d != d_end && demand[*d] == 0) ++d;
-    while (d != d_end) {
-      while (s != s_end && supply[*s] == 0) ++s;
-      if (s == s_end) return;
-      move(*s, *d);
-      while (d != d_end && demand[*d] == 0) ++d;
+    int64_t* const supplies = supply.data();
+    int64_t* const demands = demand.data();
+    for (; d != d_end; ++d) {
+      int64_t want = demands[*d];
+      while (want > 0) {
+        while (s != s_end && supplies[*s] == 0) ++s;
+        if (s == s_end) {
+          demands[*d] = want;
+          return;
+        }
+        const int64_t have = supplies[*s];
+        if (have <= want) {  // the supply is emptied: step past it without reading it again
+          supplies[*s] = 0;
+          want -= have;
+          emit(*s, *d, have);
+          ++s;
+        } else {
+          supplies[*s] = have - want;
+          emit(*s, *d, want);
+          want = 0;
+        }
+      }
+      demands[*d] = 0;
     }
   };
   for (int d : demand_ranks) {
