@@ -248,9 +248,9 @@ TEST(PlacementStateTest, TheBinIndexFollowsEveryChangeAndADeferredNodeCatchesUpA
     s.DeferNode(1);
     for (int i = 0; i < 30; ++i) RandomChange(s, rng);
     std::vector<Bin> others = s.open_bins();
-    std::erase_if(others, [&](const Bin& bin) { return s.topology().node_of(bin.second) == 1; });
+    std::erase_if(others, [&](const Bin& bin) { return s.topology().node_of(bin.rank) == 1; });
     std::vector<Bin> want = OpenBins(s);
-    std::erase_if(want, [&](const Bin& bin) { return s.topology().node_of(bin.second) == 1; });
+    std::erase_if(want, [&](const Bin& bin) { return s.topology().node_of(bin.rank) == 1; });
     EXPECT_EQ(others, want) << "seed " << seed;  // other nodes stay current
     s.EndDeferral();
     EXPECT_EQ(s.open_bins(), OpenBins(s)) << "seed " << seed;

@@ -79,7 +79,7 @@ bool ChainCovers::CanHandOff(const PlacementState& state, int h) {
   // By room, the roomiest last; only h's own node's entries may be stale, and they are skipped.
   const std::vector<Bin>& bins = state.open_bins();
   for (auto it = bins.rbegin(); it != bins.rend(); ++it) {
-    if (!state.topology().same_node(it->second, h)) return 3 * it->first < state.left(e);
+    if (!state.topology().same_node(it->rank, h)) return 3 * it->room < state.left(e);
   }
   return true;
 }

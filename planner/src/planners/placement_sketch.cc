@@ -67,8 +67,8 @@ int Sketch::BestFitOtherNodes(int e, int64_t want) const {
   if (state_->tree()) {
     const std::vector<Bin>& bins = state_->open_bins();
     for (auto it = std::lower_bound(bins.begin(), bins.end(), Bin{want, -1}); it != bins.end(); ++it) {
-      if (untouched(it->second) && eligible(it->second)) {
-        fit = it->second;
+      if (untouched(it->rank) && eligible(it->rank)) {
+        fit = it->rank;
         break;
       }
     }
@@ -77,8 +77,8 @@ int Sketch::BestFitOtherNodes(int e, int64_t want) const {
     }
     if (fit >= 0) return fit;
     for (auto it = bins.rbegin() + static_cast<std::ptrdiff_t>(closed_back_); it != bins.rend(); ++it) {
-      if (roomy >= 0 && it->first < Room(roomy)) break;
-      if (untouched(it->second) && eligible(it->second) && roomier(it->second)) roomy = it->second;
+      if (roomy >= 0 && it->room < Room(roomy)) break;
+      if (untouched(it->rank) && eligible(it->rank) && roomier(it->rank)) roomy = it->rank;
     }
     for (int c : open_touched_) {
       if (eligible(c) && roomier(c)) roomy = c;
@@ -113,7 +113,7 @@ void Sketch::AddToCover(int e, int c, int64_t amount, bool new_piece, double pie
 void Sketch::SkipClosedBack() {
   if (!state_->tree()) return;
   const std::vector<Bin>& bins = state_->open_bins();
-  while (closed_back_ < bins.size() && !OpenElsewhere(bins[bins.size() - 1 - closed_back_].second)) ++closed_back_;
+  while (closed_back_ < bins.size() && !OpenElsewhere(bins[bins.size() - 1 - closed_back_].rank)) ++closed_back_;
 }
 
 void Sketch::CoverOtherNodes() {

@@ -87,18 +87,18 @@ int PlacementState::BestFitOtherNodes(int h, int e, int64_t want) const {
   // Every bin of another node costs the same (the inter-node cost) on a two-level topology, so
   // best fit is the first eligible bin at or above `want` in (room, rank) order; failing that,
   // the roomiest eligible bin, the lowest rank among equals.
-  auto eligible = [&](const Bin& b) { return !topology_->same_node(h, b.second) && !Holds(e, b.second); };
+  auto eligible = [&](const Bin& b) { return !topology_->same_node(h, b.rank) && !Holds(e, b.rank); };
   auto it = std::lower_bound(v_.open_other.begin(), v_.open_other.end(), Bin{want, -1});
   for (; it != v_.open_other.end(); ++it) {
-    if (eligible(*it)) return it->second;
+    if (eligible(*it)) return it->rank;
   }
   int best = -1;
   int64_t best_room = -1;
   for (auto rit = v_.open_other.rbegin(); rit != v_.open_other.rend(); ++rit) {
-    if (best >= 0 && rit->first < best_room) break;
+    if (best >= 0 && rit->room < best_room) break;
     if (eligible(*rit)) {
-      best = rit->second;
-      best_room = rit->first;
+      best = rit->rank;
+      best_room = rit->room;
     }
   }
   return best;

@@ -40,8 +40,8 @@ void SplitCover::PrepareFloor(const PlacementState& state, int h) {
   const std::vector<Bin>& bins = state.open_bins();
   int64_t sum = 0;
   for (auto it = bins.rbegin(); it != bins.rend() && sum < state.surplus(h); ++it) {
-    if (topo.same_node(h, it->second)) continue;
-    sum += it->first;
+    if (topo.same_node(h, it->rank)) continue;
+    sum += it->room;
     roomiest_sums_.push_back(sum);
   }
 }

@@ -49,9 +49,9 @@ std::optional<TwoPieceCover::Option> TwoPieceCover::Find(const PlacementState& s
   auto tightest = [&](int cls, int e, int64_t need, int skip, int64_t used) {
     const std::vector<Bin>& b = *bins[cls];
     for (auto it = std::lower_bound(b.begin(), b.end(), Bin{need, -1}); it != b.end(); ++it) {
-      const int c = it->second;
+      const int c = it->rank;
       if (!in_class(cls, c) || state.Holds(e, c)) continue;
-      if (c == skip && (it->first - used < need || state.slots(c) < 2)) continue;
+      if (c == skip && (it->room - used < need || state.slots(c) < 2)) continue;
       return c;
     }
     return -1;
@@ -59,7 +59,7 @@ std::optional<TwoPieceCover::Option> TwoPieceCover::Find(const PlacementState& s
   auto roomiest = [&](int cls) {
     const std::vector<Bin>& b = *bins[cls];
     for (auto it = b.rbegin(); it != b.rend(); ++it) {
-      if (in_class(cls, it->second)) return it->second;
+      if (in_class(cls, it->rank)) return it->rank;
     }
     return -1;
   };
