@@ -30,7 +30,6 @@ class CheapestSplit {
   std::vector<int> split_experts_;  // experts with tokens away from home, increasing
   std::vector<int64_t> columns_;    // their load columns, one after the other
   std::vector<int> demand_ranks_;   // the expert's home and guests, in (node, rank) order
-  size_t last_flows_ = 0;           // assignments the last Append made
 };
 
 }  // namespace taot::planners
