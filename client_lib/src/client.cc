@@ -351,10 +351,10 @@ class Client::Impl {
   // the same gathered counts with the same deterministic planner (Planner's contract; the name,
   // parameters and problem are checked equal on every rank when the client is made).
   absl::StatusOr<Candidate> PlanHere(std::string reason) {
-    absl::StatusOr<ScoredPlan> scored = RunPlanner(*planner_, gathered_);
-    if (!scored.ok()) return scored.status();
+    absl::StatusOr<Plan> plan = CheckedPlan(*planner_, gathered_);  // no scorecard: nothing here reads one
+    if (!plan.ok()) return plan.status();
     LayerPlan out;
-    out.plan = std::move(scored->plan);
+    out.plan = *std::move(plan);
     out.identity = {0, PlanHash(out.plan), Provenance::kLocalPlan, std::move(reason)};
     Count(&ClientStats::local_plans);
     return Candidate{std::move(out), true};

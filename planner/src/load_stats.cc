@@ -38,10 +38,11 @@ std::vector<int64_t> ExpertTotals(const PlanRequest& request) {
   return totals;
 }
 
-std::vector<int64_t> RankLoadsBefore(const PlanRequest& request) {
-  const std::vector<int64_t> totals = ExpertTotals(request);
+std::vector<int64_t> RankLoadsBefore(const PlanRequest& request) { return HomeLoads(request, ExpertTotals(request)); }
+
+std::vector<int64_t> HomeLoads(const PlanRequest& request, std::span<const int64_t> expert_totals) {
   std::vector<int64_t> loads(static_cast<size_t>(request.ranks()), 0);
-  for (int e = 0; e < request.experts(); ++e) loads[request.home_of(e)] += totals[e];
+  for (int e = 0; e < request.experts(); ++e) loads[request.home_of(e)] += expert_totals[e];
   return loads;
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "group_by_key.h"
+#include "sort_presorted.h"
 
 namespace taot {
 namespace {
@@ -23,7 +24,9 @@ void SortAssignments(std::vector<Assignment>& assignments) {
   if (std::is_sorted(assignments.begin(), assignments.end())) return;
   int32_t sources = 0;
   for (const Assignment& a : assignments) {
-    if (a.source < 0) {  // not a valid plan's; the plain sort orders anything
+    // Not a valid plan's (a negative source, or one beyond any count of entries that a counting
+    // sort would pay for): the plain sort orders anything, without a table as long as the source.
+    if (a.source < 0 || static_cast<size_t>(a.source) >= assignments.size()) {
       std::sort(assignments.begin(), assignments.end());
       return;
     }
@@ -34,9 +37,12 @@ void SortAssignments(std::vector<Assignment>& assignments) {
   GroupByKey(
       std::span<const Assignment>(assignments), static_cast<size_t>(sources),
       [](const Assignment& a) { return a.source; }, [](const Assignment& a) { return a; }, start, sorted);
+  // A planner's entries of one source usually come by expert already (taot's do): then only the
+  // few entries of each expert are sorted.
+  const auto expert_less = [](const Assignment& a, const Assignment& b) { return a.expert < b.expert; };
   for (size_t s = 0; s < static_cast<size_t>(sources); ++s) {
-    std::sort(sorted.begin() + static_cast<std::ptrdiff_t>(start[s]),
-              sorted.begin() + static_cast<std::ptrdiff_t>(start[s + 1]), BeforeInSource);
+    SortPresorted(sorted.begin() + static_cast<std::ptrdiff_t>(start[s]),
+                  sorted.begin() + static_cast<std::ptrdiff_t>(start[s + 1]), expert_less, BeforeInSource);
   }
   assignments.swap(sorted);
 }

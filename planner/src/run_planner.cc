@@ -1,6 +1,9 @@
 #include "taot/planner/run_planner.h"
 
 #include <chrono>
+#include <cstdint>
+#include <span>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "taot/planner/plan_validator.h"
@@ -13,18 +16,26 @@ SlotLimit LimitOf(const Planner& planner) {
   return planner.comparison_only() ? SlotLimit::kLifted : SlotLimit::kEnforced;
 }
 
-// The planner's answer to a valid request, checked, canonical and scored.
-absl::StatusOr<ScoredPlan> Checked(const Planner& planner, const PlanRequest& request, absl::StatusOr<Plan> plan,
-                                   double plan_time_us) {
+// The planner's answer to a valid request, canonical and checked.
+absl::StatusOr<Plan> Checked(const Planner& planner, const PlanRequest& request, absl::StatusOr<Plan> plan) {
   if (!plan.ok()) return plan.status();
+  // Canonical first: the check then walks the entries in order instead of grouping them again.
+  Canonicalize(*plan);
   if (absl::Status s = ValidatePlan(request, *plan, LimitOf(planner)); !s.ok()) {
-    return absl::InternalError(
-        absl::StrCat("planner ", std::string(planner.name()), " returned an invalid plan: ", s.message()));
+    return absl::InternalError(absl::StrCat("planner ", std::string(planner.name()),
+                                            " returned an invalid plan (entries in canonical order): ", s.message()));
   }
+  return plan;
+}
+
+// The same, scored.
+absl::StatusOr<ScoredPlan> Scored(const Planner& planner, const PlanRequest& request, absl::StatusOr<Plan> plan,
+                                  double plan_time_us, std::span<const int64_t> expert_totals) {
+  absl::StatusOr<Plan> checked = Checked(planner, request, std::move(plan));
+  if (!checked.ok()) return checked.status();
   ScoredPlan out;
-  out.plan = *std::move(plan);
-  Canonicalize(out.plan);
-  out.score = Score(request, out.plan, plan_time_us);
+  out.plan = *std::move(checked);
+  out.score = Score(request, out.plan, plan_time_us, expert_totals);
   return out;
 }
 
@@ -35,23 +46,33 @@ double MicrosecondsSince(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 absl::StatusOr<ScoredPlan> RunPlanner(Planner& planner, const PlanRequest& request) {
-  if (absl::Status s = ValidateRequest(request, LimitOf(planner)); !s.ok()) return s;
+  // The validation's pass over the load also sums each expert's tokens, for the score.
+  std::vector<int64_t> expert_totals;
+  if (absl::Status s = ValidateRequest(request, LimitOf(planner), expert_totals); !s.ok()) return s;
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<Plan> plan = planner.MakePlan(request);
-  return Checked(planner, request, std::move(plan), MicrosecondsSince(start));
+  return Scored(planner, request, std::move(plan), MicrosecondsSince(start), expert_totals);
+}
+
+absl::StatusOr<Plan> CheckedPlan(Planner& planner, const PlanRequest& request) {
+  if (absl::Status s = ValidateRequest(request, LimitOf(planner)); !s.ok()) return s;
+  return Checked(planner, request, planner.MakePlan(request));
 }
 
 std::vector<absl::StatusOr<ScoredPlan>> RunPlannerBatch(Planner& planner,
                                                         std::span<const PlanRequest* const> requests) {
   std::vector<absl::StatusOr<ScoredPlan>> out(requests.size(), absl::UnknownError("not planned"));
   std::vector<const PlanRequest*> valid;
-  std::vector<size_t> at;  // valid[j] is requests[at[j]]
+  std::vector<size_t> at;                           // valid[j] is requests[at[j]]
+  std::vector<std::vector<int64_t>> expert_totals;  // of valid[j]
+  std::vector<int64_t> totals;
   for (size_t i = 0; i < requests.size(); ++i) {
-    if (absl::Status s = ValidateRequest(*requests[i], LimitOf(planner)); !s.ok()) {
+    if (absl::Status s = ValidateRequest(*requests[i], LimitOf(planner), totals); !s.ok()) {
       out[i] = s;
     } else {
       valid.push_back(requests[i]);
       at.push_back(i);
+      expert_totals.push_back(std::move(totals));
     }
   }
   if (valid.empty()) return out;
@@ -64,7 +85,8 @@ std::vector<absl::StatusOr<ScoredPlan>> RunPlannerBatch(Planner& planner,
     for (size_t i : at) out[i] = wrong;
     return out;
   }
-  for (size_t j = 0; j < valid.size(); ++j) out[at[j]] = Checked(planner, *valid[j], std::move(plans[j]), share_us);
+  for (size_t j = 0; j < valid.size(); ++j)
+    out[at[j]] = Scored(planner, *valid[j], std::move(plans[j]), share_us, expert_totals[j]);
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 #include <set>
+#include <span>
 
 #include "taot/planner/load_stats.h"
 
@@ -28,8 +29,25 @@ void CountTransfers(const PlanRequest& request, const Plan& plan, Scorecard& sco
   }
 }
 
-void CountDispatch(const PlanRequest& request, const Plan& plan, Scorecard& score) {
+// Where every token is computed relative to its source: the home's class from each row's
+// segments of its own rank and its node-mates (a few experts each), inter-node the rest of the
+// layer's `total`; then each guest token moved from its home's class to its guest's. Classifying
+// every (source, home) pair cost a burst's EP256 plan more than the planner (docs/performance.md,
+// "The checks around a plan").
+void CountDispatch(const PlanRequest& request, const Plan& plan, int64_t total, Scorecard& score) {
   const Topology& topo = request.topology();
+  const int per_home = request.experts_per_rank();
+  auto segment = [&](std::span<const int64_t> row, int home) {
+    const auto first = row.begin() + static_cast<std::ptrdiff_t>(home) * per_home;
+    return std::accumulate(first, first + per_home, int64_t{0});
+  };
+  for (int s = 0; s < request.ranks(); ++s) {
+    const std::span<const int64_t> row = request.load.row(s);
+    for (int mate : topo.ranks_of_node(topo.node_of(s))) {
+      (mate == s ? score.tokens_local : score.tokens_intra_node) += segment(row, mate);
+    }
+  }
+  score.tokens_inter_node = total - score.tokens_local - score.tokens_intra_node;
   auto add = [&](int source, int rank, int64_t tokens) {
     if (source == rank) {
       score.tokens_local += tokens;
@@ -39,16 +57,6 @@ void CountDispatch(const PlanRequest& request, const Plan& plan, Scorecard& scor
       score.tokens_inter_node += tokens;
     }
   };
-  // Each home's experts are contiguous in a row: one classification per (source, home).
-  const int per_home = request.experts_per_rank();
-  for (int s = 0; s < request.ranks(); ++s) {
-    const std::span<const int64_t> row = request.load.row(s);
-    for (int h = 0; h < request.ranks(); ++h) {
-      const auto first = row.begin() + static_cast<std::ptrdiff_t>(h) * per_home;
-      add(s, h, std::accumulate(first, first + per_home, int64_t{0}));
-    }
-  }
-  // Guest tokens were counted at home above; move them to their guest.
   for (const Assignment& a : plan.assignments) {
     add(a.source, request.home_of(a.expert), -a.tokens);
     add(a.source, a.rank, a.tokens);
@@ -62,8 +70,13 @@ double EffectiveTarget(const PlanRequest& request) {
 }
 
 Scorecard Score(const PlanRequest& request, const Plan& plan, double plan_time_us) {
+  return Score(request, plan, plan_time_us, ExpertTotals(request));
+}
+
+Scorecard Score(const PlanRequest& request, const Plan& plan, double plan_time_us,
+                std::span<const int64_t> expert_totals) {
   Scorecard score;
-  const std::vector<int64_t> before = RankLoadsBefore(request);
+  const std::vector<int64_t> before = HomeLoads(request, expert_totals);
   std::vector<int64_t> after = before;
   MoveGuestTokens(request, plan, after);
   score.imbalance_before_pct = ImbalancePct(before);
@@ -74,7 +87,7 @@ Scorecard Score(const PlanRequest& request, const Plan& plan, double plan_time_u
   const int64_t cap = LoadCap(total, request.ranks(), score.target_imbalance_pct);
   score.target_met = *std::max_element(after.begin(), after.end()) <= cap;
   CountTransfers(request, plan, score);
-  CountDispatch(request, plan, score);
+  CountDispatch(request, plan, total, score);
   score.plan_time_us = plan_time_us;
   return score;
 }

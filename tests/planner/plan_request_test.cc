@@ -66,6 +66,29 @@ TEST(ValidateRequestTest, ChecksResidentReplicas) {
   EXPECT_TRUE(ValidateRequest(r).ok());
 }
 
+// The overload that also sums each expert: the totals a plain column sum gives on valid requests
+// (rows long enough for the vectorized pass, and a short tail), and the same answer as the plain
+// overload on every request, valid or not.
+TEST(ValidateRequestTest, SumsEachExpertInTheSamePassAndAnswersAsThePlainCheck) {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 40; ++trial) {
+    const int ranks = 2 + static_cast<int>(rng() % 15);
+    const int experts = ranks * (1 + static_cast<int>(rng() % 9));
+    PlanRequest r = testing::RandomRequest(ranks, experts, 2, rng(), 4);
+    if (trial % 4 == 1) r.load.at(static_cast<int>(rng() % ranks), static_cast<int>(rng() % experts)) = -7;
+    if (trial % 4 == 2) r.load.at(ranks - 1, experts - 1) = kMaxTokensPerEntry + 1;
+    std::vector<int64_t> totals(3, 99);  // stale contents are replaced
+    const absl::Status summed = ValidateRequest(r, SlotLimit::kEnforced, totals);
+    ASSERT_EQ(summed, ValidateRequest(r)) << "trial " << trial;
+    if (!summed.ok()) continue;
+    std::vector<int64_t> expected(static_cast<size_t>(experts), 0);
+    for (int s = 0; s < ranks; ++s) {
+      for (int e = 0; e < experts; ++e) expected[static_cast<size_t>(e)] += r.load.at(s, e);
+    }
+    ASSERT_EQ(totals, expected) << "trial " << trial;
+  }
+}
+
 TEST(FirstOutOfRangeTest, FindsTheFirstEntryOutsideTheRangeAndOnlySuch) {
   const int64_t max = kMaxTokensPerEntry;
   EXPECT_EQ(FirstOutOfRange(std::vector<int64_t>{}), std::nullopt);

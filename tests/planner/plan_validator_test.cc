@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -81,8 +82,21 @@ bool AssignmentsKeepTheRules(const PlanRequest& request, const Plan& plan) {
   return true;
 }
 
-// ValidatePlan checks a plan's assignments on arrays and falls back to the hashed check for the
-// error: both must call the same plans valid. Valid plans of every planner, each broken in one
+// In canonical order one source's last entry and the next source's first may share expert and
+// rank: that is neither a pair twice nor one sum of tokens.
+TEST(ValidatePlanTest, ACanonicalPlanChecksEachSourceApart) {
+  Plan plan;
+  plan.replicas = {{0, 1}};
+  plan.assignments = {{0, 0, 1, 30}, {1, 0, 1, 30}, {2, 0, 1, 30}};
+  ASSERT_TRUE(std::is_sorted(plan.assignments.begin(), plan.assignments.end()));
+  EXPECT_TRUE(ValidatePlan(Request(), plan).ok()) << Error(plan);
+  plan.assignments = {{0, 0, 1, 30}, {1, 0, 1, 30}, {1, 0, 1, 5}};
+  EXPECT_FALSE(ValidatePlan(Request(), plan).ok());
+}
+
+// ValidatePlan checks a plan's assignments on arrays (walked in place when canonical, grouped by
+// source otherwise) and falls back to the hashed check for the error: all must call the same
+// plans valid. Valid plans of every planner, each broken in one
 // random way (a field moved, tokens raised, an entry repeated or dropped), against the oracle.
 TEST(ValidatePlanTest, CallsValidExactlyThePlansThatKeepTheRules) {
   std::mt19937_64 rng(11);
@@ -122,6 +136,10 @@ TEST(ValidatePlanTest, CallsValidExactlyThePlansThatKeepTheRules) {
         }
         const bool keeps = AssignmentsKeepTheRules(request, broken);
         EXPECT_EQ(ValidatePlan(request, broken).ok(), keeps) << name << " seed " << seed << " trial " << trial;
+        // Made canonical (as RunPlanner checks it), it is walked in place: the same answer.
+        Plan canonical = broken;
+        Canonicalize(canonical);
+        EXPECT_EQ(ValidatePlan(request, canonical).ok(), keeps) << name << " seed " << seed << " trial " << trial;
         (keeps ? valid : invalid) += 1;
       }
     }

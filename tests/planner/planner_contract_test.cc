@@ -82,6 +82,21 @@ TEST_P(PlannerTest, ABatchPlansWhatEachRequestPlansAlone) {
   EXPECT_FALSE(together[1].ok());
 }
 
+// Local planning's stage without the scorecard: RunPlanner's plan and RunPlanner's errors.
+TEST_P(PlannerTest, CheckedPlanIsRunPlannersPlanWithoutTheScore) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    PlanRequest request = RandomRequest(16, 64, 2, seed);
+    if (seed == 3) request.load.row(2)[7] = -4;
+    if (seed == 4) request.resident = {{3, 9}, {40, 1}};
+    const absl::StatusOr<ScoredPlan> run = RunPlanner(*NewPlanner(), request);
+    const absl::StatusOr<Plan> checked = CheckedPlan(*NewPlanner(), request);
+    ASSERT_EQ(checked.status(), run.status()) << GetParam().name << " seed " << seed;
+    if (run.ok()) {
+      EXPECT_EQ(*checked, run->plan) << GetParam().name << " seed " << seed;
+    }
+  }
+}
+
 TEST_P(PlannerTest, ResidentListOrderDoesNotMatter) {
   PlanRequest a = RandomRequest(16, 64, 2, 9);
   a.resident = {{0, 5}, {9, 3}, {20, 12}, {33, 1}};

@@ -2,7 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+#include <tuple>
+#include <vector>
+
 #include "taot/planner/load_stats.h"
+#include "taot/planner/registry.h"
 #include "test_requests.h"
 
 namespace taot {
@@ -73,6 +79,43 @@ TEST(ScorecardTest, TargetMetUsesTheWholeTokenCap) {
   r.target_imbalance_pct = 0;  // mean 50.5: the best integer plan has a rank at 51
   const Scorecard s = Score(r, Plan{}, 0);
   EXPECT_TRUE(s.target_met);
+}
+
+// The token counts against a plain classification of every token (each (source, expert) entry at
+// its home less what goes to guests, and each assignment at its guest), on planners' plans over
+// topologies whose nodes are not runs of ranks; and the score from precomputed totals is the same.
+TEST(ScorecardTest, TokenCountsMatchAPlainClassificationOfEveryToken) {
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 24; ++trial) {
+    const int ranks = 4 + static_cast<int>(rng() % 13);
+    PlanRequest r = testing::RandomRequest(ranks, ranks * 4, 2, rng(), 4);
+    std::vector<int> node_of(static_cast<size_t>(ranks));
+    for (int i = 0; i < ranks; ++i) node_of[static_cast<size_t>(i)] = i % (1 + static_cast<int>(rng() % 4));
+    std::shuffle(node_of.begin(), node_of.end(), rng);
+    r = testing::Reshaped(r, [&](Problem& p) { p.topology = Topology::FromNodes(node_of, 3).value(); });
+    const Plan plan = PlannerRegistry::BuiltIn().Create(trial % 2 == 0 ? "taot" : "echo").value()->MakePlan(r).value();
+    int64_t counts[3] = {0, 0, 0};  // local, intra-node, inter-node
+    auto add = [&](int source, int rank, int64_t tokens) {
+      counts[source == rank ? 0 : r.topology().same_node(source, rank) ? 1 : 2] += tokens;
+    };
+    for (int s = 0; s < ranks; ++s) {
+      for (int e = 0; e < r.experts(); ++e) {
+        int64_t away = 0;
+        for (const Assignment& a : plan.assignments) away += a.source == s && a.expert == e ? a.tokens : 0;
+        add(s, r.home_of(e), r.load.at(s, e) - away);
+      }
+    }
+    for (const Assignment& a : plan.assignments) add(a.source, a.rank, a.tokens);
+    const Scorecard score = Score(r, plan, 1.5);
+    EXPECT_EQ(score.tokens_local, counts[0]) << "trial " << trial;
+    EXPECT_EQ(score.tokens_intra_node, counts[1]) << "trial " << trial;
+    EXPECT_EQ(score.tokens_inter_node, counts[2]) << "trial " << trial;
+    const Scorecard again = Score(r, plan, 1.5, ExpertTotals(r));
+    EXPECT_EQ(std::tie(again.tokens_local, again.tokens_intra_node, again.tokens_inter_node, again.weighted_cost,
+                       again.imbalance_after_pct, again.target_met),
+              std::tie(score.tokens_local, score.tokens_intra_node, score.tokens_inter_node, score.weighted_cost,
+                       score.imbalance_after_pct, score.target_met));
+  }
 }
 
 }  // namespace

@@ -19,6 +19,8 @@ std::vector<int64_t> ExpertTotals(const PlanRequest& request);
 void ExpertTotals(const PlanRequest& request, std::vector<int64_t>& totals);
 // Tokens each rank computes with no replication: the totals of its home experts.
 std::vector<int64_t> RankLoadsBefore(const PlanRequest& request);
+// The same from the experts' totals already summed (ExpertTotals).
+std::vector<int64_t> HomeLoads(const PlanRequest& request, std::span<const int64_t> expert_totals);
 // Tokens each rank computes under `plan` (home tokens not sent away, plus guest tokens).
 std::vector<int64_t> RankLoadsAfter(const PlanRequest& request, const Plan& plan);
 // Moves `plan`'s guest tokens in `rank_loads` from their experts' homes to their guests.

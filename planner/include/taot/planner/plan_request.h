@@ -48,6 +48,9 @@ enum class SlotLimit { kEnforced, kLifted };
 // Checks every field and every range rule; the error names the field and the bad value
 // (e.g. "load[3][17]: must be >= 0, got -5"). `limit` applies to the resident replicas.
 absl::Status ValidateRequest(const PlanRequest& request, SlotLimit limit = SlotLimit::kEnforced);
+// The same, and each expert's total over every source (ExpertTotals) from the same pass over the
+// load, for a caller that scores the plan next (RunPlanner); set only where the request is valid.
+absl::Status ValidateRequest(const PlanRequest& request, SlotLimit limit, std::vector<int64_t>& expert_totals);
 
 // The first entry of a load row outside [0, kMaxTokensPerEntry], if any. Fast on good rows
 // (one vectorized pass), since every request's every row goes through it.

@@ -1,4 +1,5 @@
-// Runs a planner the way every caller should: validate, time, validate the plan, score.
+// Runs a planner the way every caller should: validate, time, make the plan canonical, validate it,
+// score.
 #pragma once
 
 #include <span>
@@ -21,6 +22,12 @@ struct ScoredPlan {
 // rejects an invalid plan with the validator's error, canonicalises it and scores it. For a
 // comparison-only planner the slot limit is lifted, on the resident replicas and on the plan.
 absl::StatusOr<ScoredPlan> RunPlanner(Planner& planner, const PlanRequest& request);
+
+// RunPlanner without the scorecard, for a caller that uses only the plan: a trainer planning
+// locally, on the critical path of every layer, where the score's passes over the load and the
+// plan were a fifth of the stage (docs/performance.md, "The checks around a plan"). The same plan,
+// canonical and checked.
+absl::StatusOr<Plan> CheckedPlan(Planner& planner, const PlanRequest& request);
 
 // RunPlanner for requests that are ready together, planned in one planner.MakePlans call (one
 // launch on a device): out[i] is requests[i]'s. A request that fails validation gets its error

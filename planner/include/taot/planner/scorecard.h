@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "taot/planner/plan.h"
 #include "taot/planner/plan_request.h"
@@ -33,6 +34,10 @@ struct Scorecard {
 
 // Scores a valid plan (see ValidatePlan) for a valid request.
 Scorecard Score(const PlanRequest& request, const Plan& plan, double plan_time_us);
+// The same with each expert's total already summed (ExpertTotals(request); RunPlanner has them
+// from its validation pass): the load matrix is then read only where the plan needs it.
+Scorecard Score(const PlanRequest& request, const Plan& plan, double plan_time_us,
+                std::span<const int64_t> expert_totals);
 
 // The target the scorecard uses when the request sets none.
 double EffectiveTarget(const PlanRequest& request);

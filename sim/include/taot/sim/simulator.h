@@ -20,7 +20,7 @@ struct SimResult {
   double forward_ms = 0;            // forward of one microbatch
   double stall_ms = 0;              // per step, GPUs waiting for replica weights (the busiest rank)
   double plan_ms = 0;               // per step, planning on the critical path
-  double plan_time_us = 0;          // median time of one planner call on the critical path
+  double plan_time_us = 0;          // median time of one planning stage on the critical path (CheckedPlan)
   double imbalance_before_pct = 0;  // per (layer, microbatch)
   double imbalance_after_pct = 0;
   double transfers_intra = 0;  // per step
