@@ -1,6 +1,7 @@
 #include "taot/planner/plan_validator.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <tuple>
@@ -95,11 +96,14 @@ bool EntriesValid(const PlanRequest& request, It first, It last, const std::vect
 // each was a third of RunPlanner's time on it. Says only whether; CheckAssignments says why not.
 bool AssignmentsValid(const PlanRequest& request, const Plan& plan) {
   const auto R = static_cast<size_t>(request.ranks()), E = static_cast<size_t>(request.experts());
-  for (const Assignment& a : plan.assignments) {
-    if (a.source < 0 || static_cast<size_t>(a.source) >= R || a.expert < 0 || static_cast<size_t>(a.expert) >= E ||
-        a.rank < 0 || static_cast<size_t>(a.rank) >= R || a.tokens <= 0) {
-      return false;
-    }
+  // Ranges (a negative field is a large unsigned one), and whether the plan is canonical
+  // (RunPlanner makes it so before it is checked), in one pass.
+  bool canonical = true;
+  for (size_t i = 0; i < plan.assignments.size(); ++i) {
+    const Assignment& a = plan.assignments[i];
+    const auto below = [](int32_t v, size_t bound) { return static_cast<size_t>(static_cast<uint32_t>(v)) < bound; };
+    if (!(below(a.source, R) && below(a.expert, E) && below(a.rank, R) && a.tokens > 0)) return false;
+    if (i > 0 && a < plan.assignments[i - 1]) canonical = false;
   }
   // Each rank's replicas' experts, sorted (the replicas are valid: no pair twice).
   std::vector<size_t> held_start;
@@ -111,9 +115,8 @@ bool AssignmentsValid(const PlanRequest& request, const Plan& plan) {
     std::sort(held.begin() + static_cast<std::ptrdiff_t>(held_start[r]),
               held.begin() + static_cast<std::ptrdiff_t>(held_start[r + 1]));
   }
-  // A canonical plan (RunPlanner's, made canonical before it is checked) is walked in place: its
-  // entries come by source, then expert, then rank.
-  if (std::is_sorted(plan.assignments.begin(), plan.assignments.end())) {
+  // A canonical plan is walked in place: its entries come by source, then expert, then rank.
+  if (canonical) {
     return EntriesValid(request, plan.assignments.begin(), plan.assignments.end(), held_start, held,
                         [](const Assignment& a) -> const Assignment& { return a; });
   }
