@@ -46,17 +46,21 @@ double MicrosecondsSince(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 absl::StatusOr<ScoredPlan> RunPlanner(Planner& planner, const PlanRequest& request) {
-  // The validation's pass over the load also sums each expert's tokens, for the score.
+  // The validation's pass over the load also sums each expert's tokens, for the planner and the
+  // score.
   std::vector<int64_t> expert_totals;
   if (absl::Status s = ValidateRequest(request, LimitOf(planner), expert_totals); !s.ok()) return s;
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<Plan> plan = planner.MakePlan(request);
+  absl::StatusOr<Plan> plan = planner.MakePlanWithTotals(request, expert_totals);
   return Scored(planner, request, std::move(plan), MicrosecondsSince(start), expert_totals);
 }
 
 absl::StatusOr<Plan> CheckedPlan(Planner& planner, const PlanRequest& request) {
-  if (absl::Status s = ValidateRequest(request, LimitOf(planner)); !s.ok()) return s;
-  return Checked(planner, request, planner.MakePlan(request));
+  // Summing each expert in the validation's pass costs it next to nothing (it is bound by
+  // reading the load), and spares the planner a pass of its own.
+  std::vector<int64_t> expert_totals;
+  if (absl::Status s = ValidateRequest(request, LimitOf(planner), expert_totals); !s.ok()) return s;
+  return Checked(planner, request, planner.MakePlanWithTotals(request, expert_totals));
 }
 
 std::vector<absl::StatusOr<ScoredPlan>> RunPlannerBatch(Planner& planner,

@@ -82,6 +82,25 @@ TEST_P(PlannerTest, ABatchPlansWhatEachRequestPlansAlone) {
   EXPECT_FALSE(together[1].ok());
 }
 
+// A caller that has summed the experts already (RunPlanner's validation pass) gets MakePlan's
+// plan, from the same instance in turn with MakePlan (scratch shared between the two) and from a
+// fresh one.
+TEST_P(PlannerTest, GivenTheExpertsTotalsPlansWhatMakePlanPlans) {
+  auto planner = NewPlanner();
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    PlanRequest request = RandomRequest(8 << (seed % 3), 64, 2, seed);  // 8, 16 or 32 ranks
+    if (seed == 2) request.resident = {{3, 9}, {40, 1}};
+    if (seed == 4) request.target_imbalance_pct = 0;
+    const std::vector<int64_t> totals = ExpertTotals(request);
+    const absl::StatusOr<Plan> given = planner->MakePlanWithTotals(request, totals);
+    const absl::StatusOr<Plan> alone = planner->MakePlan(request);
+    const absl::StatusOr<Plan> fresh = NewPlanner()->MakePlanWithTotals(request, totals);
+    ASSERT_TRUE(given.ok() && alone.ok() && fresh.ok()) << GetParam().name << " seed " << seed;
+    EXPECT_EQ(*given, *alone) << GetParam().name << " seed " << seed;
+    EXPECT_EQ(*fresh, *alone) << GetParam().name << " seed " << seed;
+  }
+}
+
 // Local planning's stage without the scorecard: RunPlanner's plan and RunPlanner's errors.
 TEST_P(PlannerTest, CheckedPlanIsRunPlannersPlanWithoutTheScore) {
   for (uint64_t seed = 1; seed <= 4; ++seed) {

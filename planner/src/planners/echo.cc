@@ -37,6 +37,7 @@
 #include "planners/builtin.h"
 #include "planners/params.h"
 #include "planners/plan_building.h"
+#include "planners/summing_planner.h"
 
 namespace taot::planners {
 namespace {
@@ -169,14 +170,15 @@ void AllocateExpert(const PlanRequest& request, int64_t expert_total, std::span<
   }
 }
 
-class EchoPlanner final : public Planner {
+class EchoPlanner final : public SummingPlanner {
  public:
   std::string_view name() const override { return "echo"; }
-  absl::StatusOr<Plan> MakePlan(const PlanRequest& request) override;
+
+ private:
+  absl::StatusOr<Plan> PlanFromSums(const PlanRequest& request, const LoadSums& sums) override;
 };
 
-absl::StatusOr<Plan> EchoPlanner::MakePlan(const PlanRequest& request) {
-  const LoadSums sums = SumLoads(request);
+absl::StatusOr<Plan> EchoPlanner::PlanFromSums(const PlanRequest& request, const LoadSums& sums) {
   std::vector<Slot> slots = MatchSpillsToRooms(request, SpillsAboveTheMean(request, sums));
   // Group each expert's slots, keeping the slot order among them (the depth-first order).
   std::stable_sort(slots.begin(), slots.end(), [](const Slot& a, const Slot& b) { return a.expert < b.expert; });

@@ -13,6 +13,7 @@
 #include "planners/builtin.h"
 #include "planners/params.h"
 #include "planners/plan_building.h"
+#include "planners/summing_planner.h"
 
 namespace taot::planners {
 namespace {
@@ -143,11 +144,12 @@ void BalanceInsideNode(const PlanRequest& request, std::span<const int> ranks, C
   }
 }
 
-class EplbFixedHomePlanner final : public Planner {
+class EplbFixedHomePlanner final : public SummingPlanner {
  public:
   std::string_view name() const override { return "eplb-fixed-home"; }
-  absl::StatusOr<Plan> MakePlan(const PlanRequest& request) override {
-    const LoadSums sums = SumLoads(request);
+
+ private:
+  absl::StatusOr<Plan> PlanFromSums(const PlanRequest& request, const LoadSums& sums) override {
     Copies copies(request, sums);
     BalanceNodes(request, copies);
     for (int n = 0; n < request.topology().nodes(); ++n) {

@@ -37,6 +37,7 @@
 #include "planners/builtin.h"
 #include "planners/params.h"
 #include "planners/plan_building.h"
+#include "planners/summing_planner.h"
 
 namespace taot::planners {
 namespace {
@@ -189,20 +190,20 @@ void AppendChunks(const PlanRequest& request, int expert, const std::vector<Chun
   }
 }
 
-class LlepPlanner final : public Planner {
+class LlepPlanner final : public SummingPlanner {
  public:
   LlepPlanner(double max_tokens_factor, int64_t min_tokens_per_gemm)
       : max_tokens_factor_(max_tokens_factor), min_tokens_per_gemm_(min_tokens_per_gemm) {}
   std::string_view name() const override { return "llep"; }
-  absl::StatusOr<Plan> MakePlan(const PlanRequest& request) override;
 
  private:
+  absl::StatusOr<Plan> PlanFromSums(const PlanRequest& request, const LoadSums& sums) override;
+
   double max_tokens_factor_;
   int64_t min_tokens_per_gemm_;
 };
 
-absl::StatusOr<Plan> LlepPlanner::MakePlan(const PlanRequest& request) {
-  const LoadSums sums = SumLoads(request);
+absl::StatusOr<Plan> LlepPlanner::PlanFromSums(const PlanRequest& request, const LoadSums& sums) {
   LptPass pass(request, sums, MaxTokensPerGpu(sums.total, request.ranks(), max_tokens_factor_), min_tokens_per_gemm_);
   std::vector<int> order(static_cast<size_t>(request.experts()));
   std::iota(order.begin(), order.end(), 0);

@@ -23,6 +23,7 @@
 #include "planners/min_max_split.h"
 #include "planners/params.h"
 #include "planners/plan_building.h"
+#include "planners/summing_planner.h"
 
 namespace taot::planners {
 namespace {
@@ -87,11 +88,12 @@ std::vector<Replica> PlaceAlongGraph(const PlanRequest& request, const LoadSums&
   return replicas;
 }
 
-class LplbPlanner final : public Planner {
+class LplbPlanner final : public SummingPlanner {
  public:
   std::string_view name() const override { return "lplb"; }
-  absl::StatusOr<Plan> MakePlan(const PlanRequest& request) override {
-    const LoadSums sums = SumLoads(request);
+
+ private:
+  absl::StatusOr<Plan> PlanFromSums(const PlanRequest& request, const LoadSums& sums) override {
     Plan plan;
     AppendSlicedShares(request, MinMaxShares(request, sums, PlaceAlongGraph(request, sums)), plan);
     return plan;

@@ -6,15 +6,28 @@
 #include "taot/planner/load_stats.h"
 
 namespace taot::planners {
+namespace {
 
-void SumLoads(const PlanRequest& request, LoadSums& sums) {
-  ExpertTotals(request, sums.expert_totals);
+// The rest of `sums` from its expert totals.
+void SumRankLoads(const PlanRequest& request, LoadSums& sums) {
   sums.rank_loads.assign(static_cast<size_t>(request.ranks()), 0);
   sums.total = 0;
   for (int e = 0; e < request.experts(); ++e) {
     sums.rank_loads[request.home_of(e)] += sums.expert_totals[e];
     sums.total += sums.expert_totals[e];
   }
+}
+
+}  // namespace
+
+void SumLoads(const PlanRequest& request, LoadSums& sums) {
+  ExpertTotals(request, sums.expert_totals);
+  SumRankLoads(request, sums);
+}
+
+void SumLoads(const PlanRequest& request, std::span<const int64_t> expert_totals, LoadSums& sums) {
+  sums.expert_totals.assign(expert_totals.begin(), expert_totals.end());
+  SumRankLoads(request, sums);
 }
 
 LoadSums SumLoads(const PlanRequest& request) {

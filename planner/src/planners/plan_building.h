@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "taot/planner/plan.h"
@@ -19,6 +20,8 @@ struct LoadSums {
 LoadSums SumLoads(const PlanRequest& request);
 // The same into `sums`, reusing its memory (a planner that keeps its sums between plans).
 void SumLoads(const PlanRequest& request, LoadSums& sums);
+// The same from the experts' totals already summed (ExpertTotals), without reading the load.
+void SumLoads(const PlanRequest& request, std::span<const int64_t> expert_totals, LoadSums& sums);
 
 // Guest rank `rank` computes `tokens` tokens of `expert` (tokens may be 0: the replica is
 // placed but idle).

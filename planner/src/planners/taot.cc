@@ -22,6 +22,7 @@
 #include "planners/hardware_params.h"
 #include "planners/params.h"
 #include "planners/plan_building.h"
+#include "planners/summing_planner.h"
 #include "planners/taot_placement.h"
 #include "planners/token_split.h"
 #include "taot/planner/layer_time.h"
@@ -34,21 +35,20 @@ namespace {
 constexpr double kAutoCandidates[] = {0, 1, 2, 3, 5, 10, 20};
 constexpr int kAutoStart = 2;  // the default target, 2%
 
-class TaotPlanner final : public Planner {
+class TaotPlanner final : public SummingPlanner {
  public:
   TaotPlanner(double default_target, std::optional<Hardware> auto_target)
       : default_target_(default_target), auto_(std::move(auto_target)) {}
   std::string_view name() const override { return "taot"; }
-  absl::StatusOr<Plan> MakePlan(const PlanRequest& request) override;
 
  private:
+  absl::StatusOr<Plan> PlanFromSums(const PlanRequest& request, const LoadSums& sums) override;
   Plan PlanAt(const PlanRequest& request, const LoadSums& sums, double target);
   Plan PlanAtBestTarget(const PlanRequest& request, const LoadSums& sums);
 
   double default_target_;
   std::optional<Hardware> auto_;
   // Scratch kept between plans, so that a plan allocates only the Plan it returns.
-  LoadSums sums_;
   std::vector<Piece> pieces_, trial_;
   Placement placement_;
   CycleCanceller cycles_;
@@ -56,11 +56,10 @@ class TaotPlanner final : public Planner {
   std::vector<Replica> resident_;  // sorted
 };
 
-absl::StatusOr<Plan> TaotPlanner::MakePlan(const PlanRequest& request) {
-  SumLoads(request, sums_);
+absl::StatusOr<Plan> TaotPlanner::PlanFromSums(const PlanRequest& request, const LoadSums& sums) {
   // A target in the request is the caller's explicit choice and wins over auto.
-  if (auto_ && !request.target_imbalance_pct) return PlanAtBestTarget(request, sums_);
-  return PlanAt(request, sums_, request.target_imbalance_pct.value_or(default_target_));
+  if (auto_ && !request.target_imbalance_pct) return PlanAtBestTarget(request, sums);
+  return PlanAt(request, sums, request.target_imbalance_pct.value_or(default_target_));
 }
 
 // The modelled time falls as the target drops until the transfers cost more than the balance

@@ -18,8 +18,9 @@ struct ScoredPlan {
   Scorecard score;
 };
 
-// Validates the request, times planner.MakePlan (plan_time_us is the planner's own time),
-// rejects an invalid plan with the validator's error, canonicalises it and scores it. For a
+// Validates the request (summing each expert's tokens in the same pass), times
+// planner.MakePlanWithTotals with those sums (plan_time_us is the planner's own time), rejects
+// an invalid plan with the validator's error, canonicalises it and scores it. For a
 // comparison-only planner the slot limit is lifted, on the resident replicas and on the plan.
 absl::StatusOr<ScoredPlan> RunPlanner(Planner& planner, const PlanRequest& request);
 

@@ -28,7 +28,9 @@ struct Scorecard {
   int64_t tokens_local = 0;
   int64_t tokens_intra_node = 0;
   int64_t tokens_inter_node = 0;
-  // The planner's own time, excluding I/O and validation.
+  // The time the caller gives Score: RunPlanner's is the planner's own (MakePlanWithTotals),
+  // without I/O and validation. The simulator times the whole stage instead
+  // (SimResult::plan_time_us).
   double plan_time_us = 0;
 };
 
