@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "taot/planner/layer_time.h"
 #include "taot/planner/load_stats.h"
+#include "taot/planner/plan_hash.h"
 #include "taot/planner/run_planner.h"
 #include "taot/planner/split_over_replicas.h"
 
@@ -103,18 +104,22 @@ absl::Status Run::Microbatch(int step, int layer, int mb, LayerState& state, Tot
   PlanRequest request = Request(w_.Load(step, layer, mb), predictive ? predicted_[layer] : state.resident);
   if (sc_.reuse_chosen_target) request.target_imbalance_pct = state.chosen_target;
   ScoredPlan scored;
+  // Each stage below ends as the client's does (client.cc): with the plan's hash, its identity.
   if (predictive) {
     const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<Plan> split = SplitOverReplicas(request, request.resident);
+    if (split.ok()) (void)PlanHash(*split);
     const double split_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     if (!split.ok()) return split.status();
     scored.plan = *std::move(split);
     scored.score = Score(request, scored.plan, split_us);
   } else {
     // What local planning puts on the critical path of the layer: the request checked, the plan
-    // made, canonical and checked (CheckedPlan). The scorecard is for these figures only.
+    // made, canonical and checked (CheckedPlan), and hashed. The scorecard is for these figures
+    // only.
     const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<Plan> planned = CheckedPlan(planner_, request);
+    if (planned.ok()) (void)PlanHash(*planned);
     const double stage_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     if (!planned.ok()) return planned.status();
     scored.plan = *std::move(planned);
