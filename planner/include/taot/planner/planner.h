@@ -1,6 +1,7 @@
 // The interface every planner implements.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string_view>
 #include <vector>
