@@ -323,7 +323,8 @@ absl::Status Overhead(const Context& ctx) {
   }
   return Finish(ctx, csv, "Planning time against the forward pass",
                 "The median time of one planning stage on this machine (the real planner, measured, with what local "
-                "planning runs around it: the request checked, the plan made canonical and checked) and the share of "
+                "planning runs around it: the request checked, the plan made canonical and checked, then hashed as "
+                "each rank's client does for the plan's identity) and the share of "
                 "one microbatch's modelled forward pass it takes when it runs on the critical path of every MoE layer "
                 "(local planning: plan time x MoE layers / forward time). taot-auto plans at several candidate targets "
                 "and models each, so it costs a multiple of taot.");
