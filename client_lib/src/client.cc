@@ -322,7 +322,7 @@ class Client::Impl {
     if (holding < transport_.size()) {
       return PlanHere(absl::StrCat(holding, " of ", transport_.size(), " ranks held this layer's placement"));
     }
-    absl::StatusOr<Plan> split = SplitOverReplicas(gathered_, *std::move(replicas));
+    absl::StatusOr<Plan> split = splitter_.Split(gathered_, *replicas);
     if (!split.ok()) return PlanHere(absl::StrCat("the placement did not fit: ", split.status().message()));
     LayerPlan out;
     out.plan = *std::move(split);
@@ -390,6 +390,7 @@ class Client::Impl {
   std::vector<RankTag> tags_;  // every rank's tag from the latest gather
   HostRowBuffers host_row_;    // HostRow's buffers, kept between layers
   PlaneCounts plane_counts_;   // PlaneIds' buffers, kept between layers
+  ReplicaSplitter splitter_;   // the predictive mode's split, its buffers kept between layers
   // The daemon back-off, the same on every rank (driven by gathered values only): whether every
   // rank is known to be registered, and the layers still to plan locally after a failure.
   bool daemon_in_use_;

@@ -87,6 +87,7 @@ class Run {
   Planner& planner_;
   const std::shared_ptr<const Problem> problem_;  // every microbatch's request shares it
   std::vector<std::vector<Replica>> predicted_;   // per layer, for the next step
+  ReplicaSplitter splitter_;                      // the predictive stage's, as a client keeps one
   std::vector<double> prefetch_us_;               // per layer: moving the new replicas of predicted_
   double prefetch_intra_ = 0, prefetch_inter_ = 0;
 };
@@ -107,7 +108,7 @@ absl::Status Run::Microbatch(int step, int layer, int mb, LayerState& state, Tot
   // Each stage below ends as the client's does (client.cc): with the plan's hash, its identity.
   if (predictive) {
     const auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<Plan> split = SplitOverReplicas(request, request.resident);
+    absl::StatusOr<Plan> split = splitter_.Split(request, request.resident);
     if (split.ok()) (void)PlanHash(*split);
     const double split_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     if (!split.ok()) return split.status();

@@ -68,6 +68,45 @@ TEST(SplitOverReplicasTest, KeepsIdleReplicasAndIsDeterministic) {
   EXPECT_EQ(after[1], 92);
 }
 
+// Two replicas on each rank, of the first experts of the next two ranks: valid for any
+// request with two slots, and different for every shape.
+std::vector<Replica> SomeReplicas(const PlanRequest& request) {
+  std::vector<Replica> replicas;
+  for (int r = 0; r < request.ranks(); ++r) {
+    for (int k = 1; k <= 2 && k < request.ranks(); ++k) {
+      replicas.push_back({(r + k) % request.ranks() * request.experts_per_rank(), r});
+    }
+  }
+  return replicas;
+}
+
+// A kept splitter, after splits of every other shape, gives what a new one gives: nothing one
+// call leaves in its buffers reaches the next.
+TEST(ReplicaSplitterTest, AKeptSplitterSplitsAsANewOneDoes) {
+  std::vector<PlanRequest> requests;
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    requests.push_back(RandomRequest(16, 64, 2, seed));
+    requests.push_back(RandomRequest(4, 8, 2, seed, 2));
+    requests.push_back(RandomRequest(24, 24, 2, seed));
+  }
+  ReplicaSplitter kept;
+  for (int round = 0; round < 2; ++round) {
+    for (size_t i = 0; i < requests.size(); ++i) {
+      const std::vector<Replica> replicas = SomeReplicas(requests[i]);
+      absl::StatusOr<Plan> reused = kept.Split(requests[i], replicas);
+      absl::StatusOr<Plan> fresh = ReplicaSplitter().Split(requests[i], replicas);
+      ASSERT_TRUE(reused.ok() && fresh.ok()) << reused.status() << fresh.status();
+      ASSERT_TRUE(ValidatePlan(requests[i], *reused).ok());
+      EXPECT_EQ(*reused, *fresh) << "request " << i << ", round " << round;
+    }
+  }
+  // A bad call in between changes nothing for the next.
+  const std::vector<Replica> on_home = {{0, requests[0].home_of(0)}};
+  EXPECT_FALSE(kept.Split(requests[0], on_home).ok());
+  EXPECT_EQ(kept.Split(requests[1], SomeReplicas(requests[1])).value(),
+            ReplicaSplitter().Split(requests[1], SomeReplicas(requests[1])).value());
+}
+
 TEST(SplitOverReplicasTest, RejectsAReplicaOnItsHome) {
   const PlanRequest request = MakeRequest(2, 4, 2, {{9, 1, 1, 1}, {9, 1, 1, 1}}, 2);
   absl::StatusOr<Plan> plan = SplitOverReplicas(request, {{0, 1}, {1, 0}});

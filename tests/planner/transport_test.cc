@@ -201,5 +201,20 @@ TEST(MaxFlowTest, SmallNetwork) {
   EXPECT_EQ(f.flow(a) + f.flow(b), 5);
 }
 
+// After Reset, the instance solves a network as a new one does: no edge or flow of the last.
+TEST(MaxFlowTest, ResetForgetsTheLastNetwork) {
+  MaxFlow f(4);
+  f.AddEdge(0, 1, 3);
+  f.AddEdge(1, 3, 3);
+  EXPECT_EQ(f.Solve(0, 3), 3);
+  f.Reset(3);
+  const int a = f.AddEdge(0, 1, 4);
+  f.AddEdge(1, 2, 2);
+  EXPECT_EQ(f.Solve(0, 2), 2);
+  EXPECT_EQ(f.flow(a), 2);
+  EXPECT_FALSE(f.OnSourceSide(2));
+  EXPECT_TRUE(f.OnSourceSide(1));
+}
+
 }  // namespace
 }  // namespace taot

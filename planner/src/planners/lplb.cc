@@ -95,9 +95,11 @@ class LplbPlanner final : public SummingPlanner {
  private:
   absl::StatusOr<Plan> PlanFromSums(const PlanRequest& request, const LoadSums& sums) override {
     Plan plan;
-    AppendSlicedShares(request, MinMaxShares(request, sums, PlaceAlongGraph(request, sums)), plan);
+    AppendSlicedShares(request, split_.Shares(request, sums, PlaceAlongGraph(request, sums)), plan);
     return plan;
   }
+
+  MinMaxSplitter split_;
 };
 
 }  // namespace

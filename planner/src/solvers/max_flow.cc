@@ -2,11 +2,17 @@
 
 #include <algorithm>
 #include <limits>
-#include <queue>
 
 namespace taot {
 
 MaxFlow::MaxFlow(int nodes) : out_(static_cast<size_t>(nodes)) {}
+
+void MaxFlow::Reset(int nodes) {
+  edges_.clear();
+  original_.clear();
+  out_.resize(static_cast<size_t>(nodes));
+  for (std::vector<int>& out : out_) out.clear();
+}
 
 int MaxFlow::AddEdge(int from, int to, int64_t capacity) {
   const int id = static_cast<int>(edges_.size());
@@ -27,17 +33,16 @@ void MaxFlow::AddCapacity(int edge, int64_t extra) {
 
 bool MaxFlow::Levels(int source, int sink) {
   level_.assign(out_.size(), -1);
-  std::queue<int> queue;
+  queue_.clear();
   level_[source] = 0;
-  queue.push(source);
-  while (!queue.empty()) {
-    const int u = queue.front();
-    queue.pop();
+  queue_.push_back(source);
+  for (size_t head = 0; head < queue_.size(); ++head) {
+    const int u = queue_[head];
     for (int id : out_[u]) {
       const Edge& e = edges_[id];
       if (e.capacity > 0 && level_[e.to] < 0) {
         level_[e.to] = level_[u] + 1;
-        queue.push(e.to);
+        queue_.push_back(e.to);
       }
     }
   }

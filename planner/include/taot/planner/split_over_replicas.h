@@ -5,6 +5,8 @@
 // the same split from the same counts.
 #pragma once
 
+#include <memory>
+#include <span>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -17,6 +19,25 @@ namespace taot {
 // splits that minimise the maximum rank load, in whole tokens, the one whose dispatch is
 // cheapest on the topology. request.resident is ignored (the replicas are what is resident);
 // request.slots_per_rank() still bounds the replicas per rank. Errors name the bad replica.
+// One call, with buffers of its own; a caller that splits layer after layer keeps a
+// ReplicaSplitter instead.
 absl::StatusOr<Plan> SplitOverReplicas(const PlanRequest& request, std::vector<Replica> replicas);
+
+// SplitOverReplicas, the same plan bit for bit, with its buffers kept between calls, so that a
+// layer's split allocates only the Plan it returns once the first has sized them. Not for two
+// threads at once: one instance per caller (a client, a simulated run).
+class ReplicaSplitter {
+ public:
+  ReplicaSplitter();
+  ~ReplicaSplitter();
+  ReplicaSplitter(ReplicaSplitter&&) noexcept;
+  ReplicaSplitter& operator=(ReplicaSplitter&&) noexcept;
+
+  absl::StatusOr<Plan> Split(const PlanRequest& request, std::span<const Replica> replicas);
+
+ private:
+  struct Buffers;
+  std::unique_ptr<Buffers> buffers_;
+};
 
 }  // namespace taot

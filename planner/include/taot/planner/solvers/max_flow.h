@@ -1,4 +1,5 @@
-// Maximum flow with integer capacities (Dinic's algorithm).
+// Maximum flow with integer capacities (Dinic's algorithm). An instance keeps its memory between
+// networks (Reset), so a caller that solves one network per layer allocates only on its first.
 #pragma once
 
 #include <cstddef>
@@ -9,7 +10,9 @@ namespace taot {
 
 class MaxFlow {
  public:
-  explicit MaxFlow(int nodes);
+  explicit MaxFlow(int nodes = 0);
+  // Forgets every edge and the flow: an empty network of `nodes` nodes, as if newly constructed.
+  void Reset(int nodes);
   // Adds a directed edge and returns its id (for flow()).
   int AddEdge(int from, int to, int64_t capacity);
   // Augments the current flow to a maximum one from source to sink and returns what this call
@@ -35,6 +38,7 @@ class MaxFlow {
   std::vector<std::vector<int>> out_;
   std::vector<int> level_;
   std::vector<size_t> next_;
+  std::vector<int> queue_;  // Levels' breadth-first queue
 };
 
 }  // namespace taot
