@@ -81,7 +81,7 @@ std::vector<absl::StatusOr<ScoredPlan>> RunPlannerBatch(Planner& planner,
   }
   if (valid.empty()) return out;
   const auto start = std::chrono::steady_clock::now();
-  std::vector<absl::StatusOr<Plan>> plans = planner.MakePlans(valid);
+  std::vector<absl::StatusOr<Plan>> plans = planner.MakePlansWithTotals(valid, expert_totals);
   const double share_us = MicrosecondsSince(start) / static_cast<double>(valid.size());
   if (plans.size() != valid.size()) {
     const absl::Status wrong = absl::InternalError(absl::StrCat(

@@ -73,11 +73,13 @@ void BM_LayerTime(benchmark::State& state, int ranks, int experts) {
 }
 BENCHMARK_CAPTURE(BM_LayerTime, EP16, 16, 128)->Unit(benchmark::kMicrosecond);
 
-// The predictive mode's split over replicas placed in advance (here: taot's own replicas).
+// The predictive mode's split over replicas placed in advance (here: taot's own replicas), with its
+// buffers kept as a client keeps them.
 void BM_SplitOverReplicas(benchmark::State& state, int ranks, int experts) {
   const taot::PlanRequest& request = Case(ranks, experts);
   const taot::Plan plan = taot::PlannerRegistry::BuiltIn().Create("taot").value()->MakePlan(request).value();
-  for (auto _ : state) benchmark::DoNotOptimize(taot::SplitOverReplicas(request, plan.replicas));
+  taot::ReplicaSplitter splitter;
+  for (auto _ : state) benchmark::DoNotOptimize(splitter.Split(request, plan.replicas));
 }
 BENCHMARK_CAPTURE(BM_SplitOverReplicas, EP16, 16, 128)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_SplitOverReplicas, EP64, 64, 256)->Unit(benchmark::kMicrosecond);

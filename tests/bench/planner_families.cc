@@ -15,7 +15,9 @@
 // median plan; cold: a new instance's first plan, the median over fresh instances. Both run for
 // about --budget-ms each (at least 3 plans). stage: the warm instance inside CheckedPlan, what a
 // trainer's local planning runs on the critical path (the request checked, the plan made
-// canonical and checked). One core; compare planners within one run.
+// canonical and checked). split: what the predictive mode runs at the layer instead of a plan,
+// a kept ReplicaSplitter over the replicas of the planner's plan of the case. One core; compare
+// planners within one run.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -30,6 +32,7 @@
 #include "list_flags.h"
 #include "taot/planner/registry.h"
 #include "taot/planner/run_planner.h"
+#include "taot/planner/split_over_replicas.h"
 #include "taot/sim/case_generator.h"
 #include "taot/sim/workload_families.h"
 
@@ -79,7 +82,7 @@ double MedianOver(double budget_ms, const std::function<void()>& plan_once) {
 
 struct Row {
   std::string family;
-  double warm_us, cold_us, stage_us;
+  double warm_us, cold_us, stage_us, split_us;
 };
 
 // One table row: `name`'s warm and cold latency on every family of EP`ranks` with E `experts`
@@ -97,22 +100,30 @@ bool PrintFamilies(const std::string& name, int ranks, int experts, int slots, b
       }
       request.resident = previous->replicas;
     }
-    (void)warm->MakePlan(request);  // the first plan sizes its scratch
+    const absl::StatusOr<taot::Plan> plan = warm->MakePlan(request);  // the first plan sizes its scratch
+    if (!plan.ok()) {
+      std::cerr << "planner_families: " << family.name << ": " << plan.status().message() << "\n";
+      return false;
+    }
     const double warm_us = MedianOver(budget_ms, [&] { (void)warm->MakePlan(request); });
     const double cold_us = MedianOver(budget_ms, [&] {
       std::unique_ptr<taot::Planner> fresh = taot::PlannerRegistry::BuiltIn().Create(name).value();
       (void)fresh->MakePlan(request);
     });
     const double stage_us = MedianOver(budget_ms, [&] { (void)taot::CheckedPlan(*warm, request); });
-    rows.push_back({family.name, warm_us, cold_us, stage_us});
-    std::fprintf(stderr, "  %s EP%d E%d K%d %-12s%s warm %9.1f us  cold %9.1f us  stage %9.1f us\n", name.c_str(),
-                 ranks, experts, slots, family.name.c_str(), resident ? " + resident" : "", warm_us, cold_us, stage_us);
+    taot::ReplicaSplitter splitter;
+    const double split_us = MedianOver(budget_ms, [&] { (void)splitter.Split(request, plan->replicas); });
+    rows.push_back({family.name, warm_us, cold_us, stage_us, split_us});
+    std::fprintf(stderr, "  %s EP%d E%d K%d %-12s%s warm %9.1f us  cold %9.1f us  stage %9.1f us  split %9.1f us\n",
+                 name.c_str(), ranks, experts, slots, family.name.c_str(), resident ? " + resident" : "", warm_us,
+                 cold_us, stage_us, split_us);
   }
-  std::vector<double> warm, cold, stage;
+  std::vector<double> warm, cold, stage, split;
   for (const Row& r : rows) {
     warm.push_back(r.warm_us);
     cold.push_back(r.cold_us);
     stage.push_back(r.stage_us);
+    split.push_back(r.split_us);
   }
   const Row& worst_warm =
       *std::max_element(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.warm_us < b.warm_us; });
@@ -120,10 +131,14 @@ bool PrintFamilies(const std::string& name, int ranks, int experts, int slots, b
       *std::max_element(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.cold_us < b.cold_us; });
   const Row& worst_stage =
       *std::max_element(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.stage_us < b.stage_us; });
-  std::printf("| %s | EP%d / E%d%s | %d | %.0f | %.0f (%s) | %.0f | %.0f (%s) | %.0f | %.0f (%s) |\n", name.c_str(),
-              ranks, experts, resident ? " + resident" : "", slots, Median(warm), worst_warm.warm_us,
-              worst_warm.family.c_str(), Median(cold), worst_cold.cold_us, worst_cold.family.c_str(), Median(stage),
-              worst_stage.stage_us, worst_stage.family.c_str());
+  const Row& worst_split =
+      *std::max_element(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.split_us < b.split_us; });
+  std::printf(
+      "| %s | EP%d / E%d%s | %d | %.0f | %.0f (%s) | %.0f | %.0f (%s) | %.0f | %.0f (%s) | %.0f | %.0f (%s) |\n",
+      name.c_str(), ranks, experts, resident ? " + resident" : "", slots, Median(warm), worst_warm.warm_us,
+      worst_warm.family.c_str(), Median(cold), worst_cold.cold_us, worst_cold.family.c_str(), Median(stage),
+      worst_stage.stage_us, worst_stage.family.c_str(), Median(split), worst_split.split_us,
+      worst_split.family.c_str());
   std::fflush(stdout);
   return true;
 }
@@ -167,8 +182,8 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "| planner | EP / E | K | warm median (us) | warm worst (us, family) | cold median (us) | cold worst (us, "
-      "family) | stage median (us) | stage worst (us, family) |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+      "family) | stage median (us) | stage worst (us, family) | split median (us) | split worst (us, family) |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const std::string& name : planners) {
     if (!taot::PlannerRegistry::BuiltIn().Create(name).ok()) return Usage(("unknown planner " + name).c_str());
     for (int ranks : ranks_list) {

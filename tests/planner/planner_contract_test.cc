@@ -101,6 +101,27 @@ TEST_P(PlannerTest, GivenTheExpertsTotalsPlansWhatMakePlanPlans) {
   }
 }
 
+// A batch with the experts' totals (the daemon's RunPlannerBatch) gets, layer by layer, what
+// MakePlan gives each layer alone.
+TEST_P(PlannerTest, ABatchWithTheTotalsPlansWhatMakePlanPlans) {
+  std::vector<PlanRequest> requests;
+  for (uint64_t seed = 1; seed <= 4; ++seed) requests.push_back(RandomRequest(8 << (seed % 3), 64, 2, seed));
+  requests[1].resident = {{3, 9}, {40, 1}};
+  std::vector<const PlanRequest*> batch;
+  std::vector<std::vector<int64_t>> totals;
+  for (const PlanRequest& r : requests) {
+    batch.push_back(&r);
+    totals.push_back(ExpertTotals(r));
+  }
+  const std::vector<absl::StatusOr<Plan>> plans = NewPlanner()->MakePlansWithTotals(batch, totals);
+  ASSERT_EQ(plans.size(), requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const absl::StatusOr<Plan> alone = NewPlanner()->MakePlan(requests[i]);
+    ASSERT_TRUE(plans[i].ok() && alone.ok()) << GetParam().name << " layer " << i;
+    EXPECT_EQ(*plans[i], *alone) << GetParam().name << " layer " << i;
+  }
+}
+
 // Local planning's stage without the scorecard: RunPlanner's plan and RunPlanner's errors.
 TEST_P(PlannerTest, CheckedPlanIsRunPlannersPlanWithoutTheScore) {
   for (uint64_t seed = 1; seed <= 4; ++seed) {

@@ -40,6 +40,15 @@ class Planner {
     for (const PlanRequest* request : requests) plans.push_back(MakePlan(*request));
     return plans;
   }
+  // MakePlans's plans, from a caller that has summed each request's experts already
+  // (expert_totals[i] = ExpertTotals(*requests[i]): RunPlannerBatch's validation pass), as
+  // MakePlanWithTotals is to MakePlan. This default ignores them and calls MakePlans, so that a
+  // planner that plans a batch its own way (one launch on a device) keeps it.
+  virtual std::vector<absl::StatusOr<Plan>> MakePlansWithTotals(std::span<const PlanRequest* const> requests,
+                                                                std::span<const std::vector<int64_t>> expert_totals) {
+    (void)expert_totals;
+    return MakePlans(requests);
+  }
   // How a caller with several cores may plan a batch (MakePlans): kSpread, over instances of the
   // planner on several threads, each instance with its own scratch (the plans are the same);
   // kWhole, in one MakePlans call (a planner on a device: one launch); kOneThread, one instance

@@ -30,8 +30,9 @@ absl::StatusOr<ScoredPlan> RunPlanner(Planner& planner, const PlanRequest& reque
 // canonical and checked.
 absl::StatusOr<Plan> CheckedPlan(Planner& planner, const PlanRequest& request);
 
-// RunPlanner for requests that are ready together, planned in one planner.MakePlans call (one
-// launch on a device): out[i] is requests[i]'s. A request that fails validation gets its error
+// RunPlanner for requests that are ready together, planned in one planner.MakePlansWithTotals
+// call (one launch on a device), with the experts' totals of the validation's pass: out[i] is
+// requests[i]'s. A request that fails validation gets its error
 // and is left out of the batch. plan_time_us is each plan's share of the batch's time.
 std::vector<absl::StatusOr<ScoredPlan>> RunPlannerBatch(Planner& planner, std::span<const PlanRequest* const> requests);
 
