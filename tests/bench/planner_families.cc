@@ -12,7 +12,8 @@
 // a step but the first is in training: those the same planner's plan of the family's seed-2 case
 // leaves (rows marked "+ resident").
 // warm: one planner instance planning the same case again and again (its scratch reused), the
-// median plan; cold: a new instance's first plan, the median over fresh instances. Both run for
+// median plan; cold: a new instance's first plan, the median over fresh instances (cold / warm:
+// the family where a first plan costs most against a later one). Both run for
 // about --budget-ms each (at least 3 plans). stage: the warm instance inside CheckedPlan, what a
 // trainer's local planning runs on the critical path (the request checked, the plan made
 // canonical and checked). split: what the predictive mode runs at the layer instead of a plan,
@@ -131,14 +132,18 @@ bool PrintFamilies(const std::string& name, int ranks, int experts, int slots, b
       *std::max_element(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.cold_us < b.cold_us; });
   const Row& worst_stage =
       *std::max_element(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.stage_us < b.stage_us; });
+  const Row& worst_ratio = *std::max_element(
+      rows.begin(), rows.end(), [](auto& a, auto& b) { return a.cold_us / a.warm_us < b.cold_us / b.warm_us; });
   const Row& worst_split =
       *std::max_element(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.split_us < b.split_us; });
   std::printf(
-      "| %s | EP%d / E%d%s | %d | %.0f | %.0f (%s) | %.0f | %.0f (%s) | %.0f | %.0f (%s) | %.0f | %.0f (%s) |\n",
+      "| %s | EP%d / E%d%s | %d | %.0f | %.0f (%s) | %.0f | %.0f (%s) | %.2f (%s) | %.0f | %.0f (%s) | %.0f | %.0f "
+      "(%s) "
+      "|\n",
       name.c_str(), ranks, experts, resident ? " + resident" : "", slots, Median(warm), worst_warm.warm_us,
-      worst_warm.family.c_str(), Median(cold), worst_cold.cold_us, worst_cold.family.c_str(), Median(stage),
-      worst_stage.stage_us, worst_stage.family.c_str(), Median(split), worst_split.split_us,
-      worst_split.family.c_str());
+      worst_warm.family.c_str(), Median(cold), worst_cold.cold_us, worst_cold.family.c_str(),
+      worst_ratio.cold_us / worst_ratio.warm_us, worst_ratio.family.c_str(), Median(stage), worst_stage.stage_us,
+      worst_stage.family.c_str(), Median(split), worst_split.split_us, worst_split.family.c_str());
   std::fflush(stdout);
   return true;
 }
@@ -182,8 +187,9 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "| planner | EP / E | K | warm median (us) | warm worst (us, family) | cold median (us) | cold worst (us, "
-      "family) | stage median (us) | stage worst (us, family) | split median (us) | split worst (us, family) |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+      "family) | cold / warm worst (family) | stage median (us) | stage worst (us, family) | split median (us) | split "
+      "worst (us, family) |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const std::string& name : planners) {
     if (!taot::PlannerRegistry::BuiltIn().Create(name).ok()) return Usage(("unknown planner " + name).c_str());
     for (int ranks : ranks_list) {
