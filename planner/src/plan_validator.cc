@@ -147,8 +147,11 @@ bool AssignmentsValid(const PlanRequest& request, const Plan& plan) {
 
 absl::Status ValidateReplicas(const PlanRequest& request, std::span<const Replica> replicas, std::string_view field,
                               SlotLimit limit) {
+  // A canonical plan's replicas are sorted (and most lists are), so a pair given twice is next to
+  // itself: found in one pass, without the hash set (and its allocation) an unsorted list needs.
+  const bool sorted = std::is_sorted(replicas.begin(), replicas.end());
   absl::flat_hash_set<std::pair<int, int>> seen;
-  seen.reserve(replicas.size());
+  if (!sorted) seen.reserve(replicas.size());
   std::vector<int> per_rank(static_cast<size_t>(request.ranks()), 0);
   for (size_t i = 0; i < replicas.size(); ++i) {
     const Replica& r = replicas[i];
@@ -164,7 +167,7 @@ absl::Status ValidateReplicas(const PlanRequest& request, std::span<const Replic
     if (r.rank == request.home_of(r.expert)) {
       return fail("rank ", r.rank, " is the home of expert ", r.expert, " (a replica lives on a guest rank)");
     }
-    if (!seen.emplace(r.expert, r.rank).second)
+    if (sorted ? i > 0 && replicas[i - 1] == r : !seen.emplace(r.expert, r.rank).second)
       return fail("expert ", r.expert, " is placed on rank ", r.rank, " twice");
     if (++per_rank[r.rank] > request.slots_per_rank() && limit == SlotLimit::kEnforced) {
       return fail("rank ", r.rank, " holds more than slots_per_rank = ", request.slots_per_rank(), " replicas");

@@ -37,6 +37,8 @@ TEST(ValidatePlanTest, RejectsEachBrokenRule) {
   EXPECT_EQ(Error(plan), "replicas[0]: rank 0 is the home of expert 0 (a replica lives on a guest rank)");
   plan.replicas = {{0, 1}, {0, 1}};
   EXPECT_EQ(Error(plan), "replicas[1]: expert 0 is placed on rank 1 twice");
+  plan.replicas = {{6, 2}, {0, 1}, {6, 2}};  // unsorted: the pair's second place is named
+  EXPECT_EQ(Error(plan), "replicas[2]: expert 6 is placed on rank 2 twice");
   plan.replicas = {{0, 1}, {4, 1}};
   EXPECT_EQ(Error(plan), "replicas[1]: rank 1 holds more than slots_per_rank = 1 replicas");
   plan.replicas = {{8, 1}};
