@@ -20,66 +20,27 @@
 // a kept ReplicaSplitter over the replicas of the planner's plan of the case. One core; compare
 // planners within one run.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "family_timing.h"
 #include "list_flags.h"
 #include "taot/planner/registry.h"
 #include "taot/planner/run_planner.h"
 #include "taot/planner/split_over_replicas.h"
-#include "taot/sim/case_generator.h"
 #include "taot/sim/workload_families.h"
 
 namespace {
 
+using taot::bench::FamilyCase;
 using taot::bench::Ints;
+using taot::bench::Median;
+using taot::bench::MedianOver;
 using taot::bench::Split;
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-using Clock = std::chrono::steady_clock;
-double MicrosSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
-}
-
-// The family's case for `seed`; exits on an error.
-taot::PlanRequest FamilyCase(const taot::sim::WorkloadFamily& family, int ranks, int experts, int slots,
-                             uint64_t seed) {
-  taot::sim::CaseOptions o;
-  o.ranks = ranks;
-  o.experts = experts;
-  o.slots_per_rank = slots;
-  o.seed = seed;
-  family.apply(o);
-  absl::StatusOr<taot::sim::GeneratedCase> generated = taot::sim::GenerateCase(o);
-  if (!generated.ok()) {
-    std::cerr << "planner_families: " << family.name << ": " << generated.status().message() << "\n";
-    std::exit(1);
-  }
-  return std::move(generated->request);
-}
-
-// Median microseconds of `plan_once` over about budget_ms of calls (at least 3).
-double MedianOver(double budget_ms, const std::function<void()>& plan_once) {
-  std::vector<double> times;
-  const Clock::time_point start = Clock::now();
-  while (times.size() < 3 || (MicrosSince(start) < budget_ms * 1000 && times.size() < 2000)) {
-    const Clock::time_point t = Clock::now();
-    plan_once();
-    times.push_back(MicrosSince(t));
-  }
-  return Median(times);
-}
 
 struct Row {
   std::string family;
