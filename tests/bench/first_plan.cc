@@ -67,7 +67,8 @@ int Child(const std::string& name, const Shape& shape, size_t family, bool warme
 // The median over `runs` new processes of their first plan; exits on a failed child.
 double ProcessFirstPlan(const std::string& self, const std::string& name, const Shape& shape, size_t family,
                         bool warmed, int runs) {
-  const std::string command = self + " --child " + name + " " + std::to_string(shape.ranks) + " " +
+  // Quoted for the shell popen runs it with; planner names come from the registry.
+  const std::string command = "'" + self + "' --child " + name + " " + std::to_string(shape.ranks) + " " +
                               std::to_string(shape.experts) + " " + std::to_string(shape.slots) + " " +
                               std::to_string(family) + (warmed ? " warmed" : " cold");
   std::vector<double> times;
@@ -225,7 +226,9 @@ int main(int argc, char** argv) {
     if (ranks < 1) return Usage("--ranks: each at least 1");
   }
   const std::string self = SelfPath();
-  if (self.empty()) return Usage("cannot read /proc/self/exe to run the children");
+  if (self.empty() || self.find('\'') != std::string::npos) {
+    return Usage("cannot run the children: /proc/self/exe unreadable or its path has a quote");
+  }
   CacheEvictor evictor(static_cast<size_t>(evict_mib));
   std::printf(
       "| planner | EP / E | K | family | warm (us) | rotating (us) | new instance (us) | after eviction (us) | new "
