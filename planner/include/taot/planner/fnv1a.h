@@ -2,6 +2,7 @@
 // the hash behind PlanHash and the names ranks compare, the same on every platform.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -44,6 +45,23 @@ class Fnv1a {
     }
     hash_ *= kPrimePowers[8 - significant];
   }
+  // The same as AddInt64(value) where value's bits (as uint64_t) fit in `bytes` bytes (1 to 8):
+  // bytes past the significant ones are zero, and a zero byte's step is only the multiply, so
+  // adding more bytes than AddInt64 would changes nothing. The last byte's multiply takes the
+  // remaining powers of the prime with it. A caller that fixes `bytes` for a run of values (a
+  // field's widest, FieldBytes) gets a loop whose trip count never changes, where AddInt64's
+  // varies with each value and its branches mispredict.
+  void AddInt64Bytes(int64_t value, int bytes) {
+    auto bits = static_cast<uint64_t>(value);
+    for (int i = 1; i < bytes; ++i, bits >>= 8) {
+      hash_ ^= bits & 0xff;
+      hash_ *= kPrime;
+    }
+    hash_ ^= bits;  // the last byte: above it, bits are zero
+    hash_ *= kPrimePowers[9 - bytes];
+  }
+  // The bytes AddInt64Bytes needs for every value whose bits OR together to `any_bits`.
+  static int FieldBytes(uint64_t any_bits) { return std::max(1, static_cast<int>((std::bit_width(any_bits) + 7) / 8)); }
   uint64_t hash() const { return hash_; }
 
  private:
