@@ -1,0 +1,126 @@
+// PlanHash over the workload families against the value-by-value hash it replaced (a benchmark,
+// not a test; docs/performance.md, "The plan's hash"). For each planner's canonical plan of each
+// family: both hashes' median time, alternating call by call so that the machine's noise falls on
+// both, their ratio, and whether they agree (they must: the same FNV-1a, so any disagreement
+// exits 1).
+//   build/tests/bench/plan_hash_families [--ranks 16,64,256] [--planners taot,echo] [--calls 41]
+//   (a markdown table on stdout)
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "family_timing.h"
+#include "list_flags.h"
+#include "taot/planner/fnv1a.h"
+#include "taot/planner/plan_hash.h"
+#include "taot/planner/registry.h"
+#include "taot/sim/workload_families.h"
+
+namespace {
+
+using taot::bench::Clock;
+using taot::bench::FamilyCase;
+using taot::bench::Ints;
+using taot::bench::Median;
+using taot::bench::MicrosSince;
+using taot::bench::Split;
+
+// The hash as PlanHash computed it before d9ba8c2: Fnv1a::AddInt64 value by value, whose loop
+// runs as many times as each value has bytes.
+__attribute__((noinline)) uint64_t ValueByValueHash(const taot::Plan& plan) {
+  taot::Fnv1a h;
+  h.AddInt64(static_cast<int64_t>(plan.replicas.size()));
+  for (const taot::Replica& r : plan.replicas) {
+    h.AddInt64(r.expert);
+    h.AddInt64(r.rank);
+  }
+  h.AddInt64(static_cast<int64_t>(plan.assignments.size()));
+  for (const taot::Assignment& a : plan.assignments) {
+    h.AddInt64(a.source);
+    h.AddInt64(a.expert);
+    h.AddInt64(a.rank);
+    h.AddInt64(a.tokens);
+  }
+  return h.hash();
+}
+
+int Usage(const std::string& why) {
+  std::cerr << "plan_hash_families: " << why
+            << "\nusage: plan_hash_families [--ranks 16,64,256] [--planners taot,echo] [--calls 41]\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> ranks_list = {16, 64, 256};
+  std::vector<std::string> planners = {"taot", "echo"};
+  int calls = 41;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) return Usage("missing the value of " + flag);
+    const std::string value = argv[++i];
+    if (flag == "--ranks") {
+      ranks_list = Ints(value);
+    } else if (flag == "--planners") {
+      planners = Split(value);
+    } else if (flag == "--calls") {
+      calls = std::atoi(value.c_str());
+    } else {
+      return Usage("unknown flag " + flag);
+    }
+  }
+  if (calls < 1) return Usage("--calls: at least 1");
+  std::printf(
+      "| planner | EP / E | entries: median (most) | value by value: median us | PlanHash: median us | "
+      "ratio: median | worst (family) |\n|---|---|---|---|---|---|---|\n");
+  for (const std::string& name : planners) {
+    if (!taot::PlannerRegistry::BuiltIn().Create(name).ok()) return Usage("unknown planner " + name);
+    for (int ranks : ranks_list) {
+      if (ranks < 1) return Usage("--ranks: each at least 1");
+      std::vector<double> entries, before_us, after_us, ratios;
+      std::string worst_family;
+      double worst_ratio = 0, most_entries = 0;
+      for (const taot::sim::WorkloadFamily& family : taot::sim::WorkloadFamilies(ranks)) {
+        const taot::PlanRequest request = FamilyCase(family, ranks, 4 * ranks, 2, 1);
+        taot::Plan plan = taot::PlannerRegistry::BuiltIn().Create(name).value()->MakePlan(request).value();
+        taot::Canonicalize(plan);
+        if (ValueByValueHash(plan) != taot::PlanHash(plan)) {
+          std::cerr << "plan_hash_families: " << name << " EP" << ranks << " " << family.name
+                    << ": PlanHash differs from the value-by-value hash\n";
+          return 1;
+        }
+        std::vector<double> before, after;
+        volatile uint64_t sink = 0;
+        for (int c = 0; c < calls; ++c) {
+          Clock::time_point start = Clock::now();
+          sink = sink + ValueByValueHash(plan);
+          before.push_back(MicrosSince(start));
+          start = Clock::now();
+          sink = sink + taot::PlanHash(plan);
+          after.push_back(MicrosSince(start));
+        }
+        const double ratio = Median(after) / Median(before);
+        std::fprintf(stderr, "  %s EP%d %-12s %6zu entries  value by value %8.2f us  PlanHash %8.2f us  %.2f\n",
+                     name.c_str(), ranks, family.name.c_str(), plan.assignments.size(), Median(before), Median(after),
+                     ratio);
+        entries.push_back(static_cast<double>(plan.assignments.size()));
+        before_us.push_back(Median(before));
+        after_us.push_back(Median(after));
+        ratios.push_back(ratio);
+        most_entries = std::max(most_entries, static_cast<double>(plan.assignments.size()));
+        if (ratio > worst_ratio) {
+          worst_ratio = ratio;
+          worst_family = family.name;
+        }
+      }
+      std::printf("| %s | EP%d / E%d | %.0f (%.0f) | %.2f | %.2f | %.2f | %.2f (%s) |\n", name.c_str(), ranks,
+                  4 * ranks, Median(entries), most_entries, Median(before_us), Median(after_us), Median(ratios),
+                  worst_ratio, worst_family.c_str());
+    }
+  }
+  return 0;
+}
