@@ -58,7 +58,8 @@ int64_t AnyWidth(std::mt19937_64& rng, bool int32) {
                                               std::numeric_limits<int64_t>::max(),
                                               std::numeric_limits<int64_t>::min()};
   int64_t v = rng() % 3 == 0 ? kEdges[rng() % kEdges.size()] : static_cast<int64_t>(rng() >> (rng() % 64));
-  if (rng() % 5 == 0) v = -v;
+  // Negated as two's complement does (the lowest int64 is its own negation).
+  if (rng() % 5 == 0) v = static_cast<int64_t>(0 - static_cast<uint64_t>(v));
   return int32 ? static_cast<int32_t>(v) : v;
 }
 
