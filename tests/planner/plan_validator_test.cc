@@ -6,7 +6,10 @@
 #include <map>
 #include <random>
 #include <set>
+#include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "taot/planner/registry.h"
 #include "test_requests.h"
@@ -94,6 +97,39 @@ TEST(ValidatePlanTest, ACanonicalPlanChecksEachSourceApart) {
   EXPECT_TRUE(ValidatePlan(Request(), plan).ok()) << Error(plan);
   plan.assignments = {{0, 0, 1, 30}, {1, 0, 1, 30}, {1, 0, 1, 5}};
   EXPECT_FALSE(ValidatePlan(Request(), plan).ok());
+}
+
+// A rank holding a few replicas and one holding many (lifted slots): the check finds what each
+// rank holds and only that, whichever side of a held expert the missing one falls.
+TEST(ValidatePlanTest, FindsAReplicaAmongFewOrMany) {
+  // 2 ranks, 24 experts: experts 0-11 live on rank 0, 12-23 on rank 1; every source routes 5
+  // tokens to each expert.
+  const PlanRequest request =
+      testing::MakeRequest(2, 24, 2, {std::vector<int64_t>(24, 5), std::vector<int64_t>(24, 5)}, 2);
+  Plan plan;
+  for (int e = 0; e < 12; e += 1) {
+    if (e != 6) plan.replicas.push_back({e, 1});  // 11 on rank 1: searched
+  }
+  plan.replicas.push_back({13, 0});
+  plan.replicas.push_back({20, 0});  // 2 on rank 0: scanned
+  std::sort(plan.replicas.begin(), plan.replicas.end());
+  for (int e : {0, 5, 7, 11}) plan.assignments.push_back({0, e, 1, 5});
+  for (int e : {13, 20}) plan.assignments.push_back({1, e, 0, 5});
+  Canonicalize(plan);
+  EXPECT_TRUE(ValidatePlan(request, plan, SlotLimit::kLifted).ok())
+      << ValidatePlan(request, plan, SlotLimit::kLifted).message();
+  for (const auto& [expert, rank] : std::vector<std::pair<int, int>>{{6, 1}, {14, 0}, {12, 0}, {21, 0}}) {
+    Plan broken = plan;
+    broken.assignments.push_back({rank == 1 ? 0 : 1, expert, rank, 5});
+    Canonicalize(broken);
+    EXPECT_EQ(ValidatePlan(request, broken, SlotLimit::kLifted).message(),
+              "assignments[" +
+                  std::to_string(std::find(broken.assignments.begin(), broken.assignments.end(),
+                                           Assignment{rank == 1 ? 0 : 1, expert, rank, 5}) -
+                                 broken.assignments.begin()) +
+                  "]: rank " + std::to_string(rank) + " holds no replica of expert " + std::to_string(expert))
+        << expert << " on " << rank;
+  }
 }
 
 // ValidatePlan checks a plan's assignments on arrays (walked in place when canonical, grouped by
