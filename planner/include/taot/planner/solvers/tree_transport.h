@@ -80,8 +80,18 @@ void MatchOnTree(const Topology& topology, std::span<int64_t> supply, std::span<
     run = run_end;
   }
   if (sink >= 0) demand[sink] = 0;
-  std::span<const int> all = topology.all_ranks();
-  match(all.begin(), all.end(), demand_ranks.begin(), demand_ranks.end());
+  // Every rank, in rank order, counted rather than read from topology.all_ranks(): the supply
+  // scan is then a plain walk along `supply`.
+  struct RankCounter {
+    int rank;
+    int operator*() const { return rank; }
+    RankCounter& operator++() {
+      ++rank;
+      return *this;
+    }
+    bool operator==(const RankCounter&) const = default;
+  };
+  match(RankCounter{0}, RankCounter{topology.ranks()}, demand_ranks.begin(), demand_ranks.end());
 }
 
 }  // namespace taot
