@@ -8,21 +8,22 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "list_flags.h"
+#include "bench_cli.h"
 #include "taot/server/plan_rounds.h"
 #include "taot/server/planner_slots.h"
 #include "taot/sim/case_generator.h"
 #include "taot/sim/workload_families.h"
+#include "taot/tools/parse_or_exit.h"
 
 namespace {
 
-int Usage(const std::string& why) {
-  std::cerr << "batch_planning_bench: " << why
-            << "\nusage: batch_planning_bench [--ranks 64,256] [--threads 1,2] [--planner taot]\n";
-  return 2;
+int Fail(const std::string& why) {
+  std::cerr << "batch_planning_bench: " << why << "\n";
+  return 1;
 }
 
 std::vector<taot::PlanRequest> Batch(int ranks) {
@@ -45,23 +46,13 @@ std::vector<taot::PlanRequest> Batch(int ranks) {
 int main(int argc, char** argv) {
   std::vector<int> ranks_list = {64, 256}, threads_list = {1, 2};
   std::string planner = "taot";
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (i + 1 >= argc) return Usage("missing the value of " + flag);
-    const std::string value = argv[++i];
-    if (flag == "--ranks") {
-      ranks_list = taot::bench::Ints(value);
-    } else if (flag == "--threads") {
-      threads_list = taot::bench::Ints(value);
-    } else if (flag == "--planner") {
-      planner = value;
-    } else {
-      return Usage("unknown flag " + flag);
-    }
-  }
-  for (int threads : threads_list) {
-    if (threads < 1 || threads > taot::server::kMaxPlanningThreads) return Usage("--threads: each in [1, 256]");
-  }
+  CLI::App app("batch_planning_bench: a microbatch's rounds planned as the daemon plans a batch, on 1 and N threads");
+  app.add_option("--ranks", ranks_list, "EP sizes (default 64,256)")->delimiter(',')->check(CLI::Range(1, 4096));
+  app.add_option("--threads", threads_list, "Planning threads (default 1,2)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, taot::server::kMaxPlanningThreads));
+  app.add_option("--planner", planner, "Planner (default taot)")->check(taot::bench::BuiltInPlanner());
+  if (const std::optional<int> code = taot::cli::ParseOrExit(app, argc, argv, "batch_planning_bench")) return *code;
   std::printf("| planner | EP / E | layers | threads | batch ms (median) | speed-up |\n|---|---|---|---|---|---|\n");
   for (int ranks : ranks_list) {
     const std::vector<taot::PlanRequest> layers = Batch(ranks);
@@ -70,12 +61,12 @@ int main(int argc, char** argv) {
     double first_ms = 0;
     for (int threads : threads_list) {
       taot::server::PlannerSlots slots(taot::PlannerRegistry::BuiltIn(), nullptr, threads);
-      if (absl::Status s = slots.Set(planner, {}); !s.ok()) return Usage(std::string(s.message()));
+      if (absl::Status s = slots.Set(planner, {}); !s.ok()) return Fail(std::string(s.message()));
       std::vector<double> ms;
       for (int i = 0; i < 15; ++i) {
         const auto start = std::chrono::steady_clock::now();
         for (const auto& plan : slots.current()->PlanBatch(batch, absl::InfiniteFuture())) {
-          if (!plan.ok()) return Usage(std::string(plan.status().message()));
+          if (!plan.ok()) return Fail(std::string(plan.status().message()));
         }
         ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
       }

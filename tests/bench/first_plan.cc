@@ -23,23 +23,23 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "bench_cli.h"
 #include "family_timing.h"
-#include "list_flags.h"
 #include "taot/planner/registry.h"
 #include "taot/sim/workload_families.h"
+#include "taot/tools/parse_or_exit.h"
 
 namespace {
 
 using taot::bench::Clock;
 using taot::bench::FamilyCase;
-using taot::bench::Ints;
 using taot::bench::Median;
 using taot::bench::MedianOver;
 using taot::bench::MicrosSince;
-using taot::bench::Split;
 
 struct Shape {
   int ranks, experts, slots;
@@ -173,13 +173,6 @@ std::string PrintShape(const std::string& self, const std::string& name, const S
          RatioSummary(rows, &Row::warmed_process) + " |\n";
 }
 
-int Usage(const std::string& why) {
-  std::cerr << "first_plan: " << why
-            << "\nusage: first_plan [--ranks 16,64] [--planners taot] [--processes 5] [--evict-mb 64] "
-               "[--budget-ms 100] [--experts-per-rank 4] [--slots 2]\n";
-  return 2;
-}
-
 // This program's path, to run it again as a child.
 std::string SelfPath() {
   std::vector<char> path(4096);
@@ -198,37 +191,22 @@ int main(int argc, char** argv) {
   std::vector<std::string> planners = {"taot"};
   int processes = 5, evict_mib = 64, per_rank = 4, slots = 2;
   double budget_ms = 100;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (i + 1 >= argc) return Usage("missing the value of " + flag);
-    const std::string value = argv[++i];
-    if (flag == "--ranks") {
-      ranks_list = Ints(value);
-    } else if (flag == "--planners") {
-      planners = Split(value);
-    } else if (flag == "--processes") {
-      processes = std::atoi(value.c_str());
-    } else if (flag == "--evict-mb") {
-      evict_mib = std::atoi(value.c_str());
-    } else if (flag == "--budget-ms") {
-      budget_ms = std::atof(value.c_str());
-    } else if (flag == "--experts-per-rank") {
-      per_rank = std::atoi(value.c_str());
-    } else if (flag == "--slots") {
-      slots = std::atoi(value.c_str());
-    } else {
-      return Usage("unknown flag " + flag);
-    }
-  }
-  if (processes < 1) return Usage("--processes: at least 1");
-  if (evict_mib < 1) return Usage("--evict-mb: at least 1");
-  if (per_rank < 1 || slots < 0) return Usage("--experts-per-rank at least 1, --slots at least 0");
-  for (int ranks : ranks_list) {
-    if (ranks < 1) return Usage("--ranks: each at least 1");
-  }
+  CLI::App app("first_plan: what a first plan costs against a warm one, per family (docs/performance.md)");
+  app.add_option("--ranks", ranks_list, "EP sizes (default 16,64)")->delimiter(',')->check(CLI::Range(1, 4096));
+  app.add_option("--planners", planners, "Planners (default taot)")
+      ->delimiter(',')
+      ->check(taot::bench::BuiltInPlanner());
+  app.add_option("--processes", processes, "New processes per family (default 5)")->check(CLI::Range(1, 1000));
+  app.add_option("--evict-mb", evict_mib, "MiB read to evict the caches (default 64)")->check(CLI::Range(1, 65536));
+  app.add_option("--budget-ms", budget_ms, "Time for each warm figure, per family (default 100)")
+      ->check(CLI::Range(0.01, 1e6));
+  app.add_option("--experts-per-rank", per_rank, "E / R (default 4)")->check(CLI::Range(1, 1024));
+  app.add_option("--slots", slots, "K, guest slots per rank (default 2)")->check(CLI::NonNegativeNumber);
+  if (const std::optional<int> code = taot::cli::ParseOrExit(app, argc, argv, "first_plan")) return *code;
   const std::string self = SelfPath();
   if (self.empty() || self.find('\'') != std::string::npos) {
-    return Usage("cannot run the children: /proc/self/exe unreadable or its path has a quote");
+    std::cerr << "first_plan: cannot run the children: /proc/self/exe unreadable or its path has a quote\n";
+    return 2;
   }
   CacheEvictor evictor(static_cast<size_t>(evict_mib));
   std::printf(
@@ -239,7 +217,6 @@ int main(int argc, char** argv) {
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::vector<std::string> summaries;
   for (const std::string& name : planners) {
-    if (!taot::PlannerRegistry::BuiltIn().Create(name).ok()) return Usage("unknown planner " + name);
     for (int ranks : ranks_list) {
       summaries.push_back(PrintShape(self, name, {ranks, per_rank * ranks, slots}, processes, evictor, budget_ms));
     }

@@ -14,8 +14,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <random>
-#include <string_view>
 #include <vector>
 
 #include "taot/kernels/accumulate.h"
@@ -28,6 +28,7 @@
 #include "taot/planner/registry.h"
 #include "taot/sim/case_generator.h"
 #include "taot/sim/workload_families.h"
+#include "taot/tools/parse_or_exit.h"
 
 namespace {
 
@@ -279,18 +280,9 @@ void BenchPlanner(int repeats, cudaStream_t stream) {
 
 int main(int argc, char** argv) {
   int repeats = 50;
-  for (int i = 1; i < argc; ++i) {
-    if (std::string_view(argv[i]) == "--repeats" && i + 1 < argc) {
-      repeats = std::atoi(argv[++i]);
-    } else {
-      std::fprintf(stderr, "usage: kernels_gpu_bench [--repeats N]\n");
-      return 2;
-    }
-  }
-  if (repeats < 1) {
-    std::fprintf(stderr, "kernels_gpu_bench: --repeats: must be >= 1\n");
-    return 2;
-  }
+  CLI::App app("kernels_gpu_bench: the data-plane kernels and taot-block on a device (scripts/gpu_check.sh)");
+  app.add_option("--repeats", repeats, "Runs per measurement (default 50)")->check(CLI::Range(1, 100000));
+  if (const std::optional<int> code = taot::cli::ParseOrExit(app, argc, argv, "kernels_gpu_bench")) return *code;
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::fprintf(stderr, "kernels_gpu_bench: no CUDA device\n");

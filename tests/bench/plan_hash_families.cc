@@ -9,24 +9,24 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "bench_cli.h"
 #include "family_timing.h"
-#include "list_flags.h"
 #include "taot/planner/fnv1a.h"
 #include "taot/planner/plan_hash.h"
 #include "taot/planner/registry.h"
 #include "taot/sim/workload_families.h"
+#include "taot/tools/parse_or_exit.h"
 
 namespace {
 
 using taot::bench::Clock;
 using taot::bench::FamilyCase;
-using taot::bench::Ints;
 using taot::bench::Median;
 using taot::bench::MicrosSince;
-using taot::bench::Split;
 
 // The hash as PlanHash computed it before d9ba8c2: Fnv1a::AddInt64 value by value, whose loop
 // runs as many times as each value has bytes.
@@ -47,40 +47,24 @@ __attribute__((noinline)) uint64_t ValueByValueHash(const taot::Plan& plan) {
   return h.hash();
 }
 
-int Usage(const std::string& why) {
-  std::cerr << "plan_hash_families: " << why
-            << "\nusage: plan_hash_families [--ranks 16,64,256] [--planners taot,echo] [--calls 41]\n";
-  return 2;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<int> ranks_list = {16, 64, 256};
   std::vector<std::string> planners = {"taot", "echo"};
   int calls = 41;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (i + 1 >= argc) return Usage("missing the value of " + flag);
-    const std::string value = argv[++i];
-    if (flag == "--ranks") {
-      ranks_list = Ints(value);
-    } else if (flag == "--planners") {
-      planners = Split(value);
-    } else if (flag == "--calls") {
-      calls = std::atoi(value.c_str());
-    } else {
-      return Usage("unknown flag " + flag);
-    }
-  }
-  if (calls < 1) return Usage("--calls: at least 1");
+  CLI::App app("plan_hash_families: the value-by-value plan hash against PlanHash, per family (docs/performance.md)");
+  app.add_option("--ranks", ranks_list, "EP sizes (default 16,64,256)")->delimiter(',')->check(CLI::Range(1, 4096));
+  app.add_option("--planners", planners, "Planners (default taot,echo)")
+      ->delimiter(',')
+      ->check(taot::bench::BuiltInPlanner());
+  app.add_option("--calls", calls, "Calls of each hash per family (default 41)")->check(CLI::Range(1, 1000000));
+  if (const std::optional<int> code = taot::cli::ParseOrExit(app, argc, argv, "plan_hash_families")) return *code;
   std::printf(
       "| planner | EP / E | entries: median (most) | value by value: median us | PlanHash: median us | "
       "ratio: median | worst (family) |\n|---|---|---|---|---|---|---|\n");
   for (const std::string& name : planners) {
-    if (!taot::PlannerRegistry::BuiltIn().Create(name).ok()) return Usage("unknown planner " + name);
     for (int ranks : ranks_list) {
-      if (ranks < 1) return Usage("--ranks: each at least 1");
       std::vector<double> entries, before_us, after_us, ratios;
       std::string worst_family;
       double worst_ratio = 0;

@@ -2,35 +2,43 @@
 // the machine's load:
 //   valgrind --tool=callgrind build/tests/bench/plan_repeat CASE.json 21 taot
 // (instructions per plan = (count at N=21 - count at N=1) / 20; tests/bench/icount.sh does it).
-#include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
+#include <string>
 
+#include "bench_cli.h"
 #include "taot/planner/case_json.h"
 #include "taot/planner/registry.h"
+#include "taot/tools/parse_or_exit.h"
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::cerr << "usage: plan_repeat CASE.json N [PLANNER]\n";
-    return 2;
-  }
-  std::ifstream in(argv[1]);
+  std::string case_path, planner_name = "taot";
+  int count = 0;
+  CLI::App app("plan_repeat: plans one CASE N times with one planner (prints the assignments made in all)");
+  app.add_option("case", case_path, "CASE file (taot gen)")->required()->check(CLI::ExistingFile);
+  app.add_option("count", count, "Plans to make")->required()->check(CLI::Range(0, 100000000));
+  app.add_option("planner", planner_name, "Planner (default taot)")->check(taot::bench::BuiltInPlanner());
+  if (const std::optional<int> code = taot::cli::ParseOrExit(app, argc, argv, "plan_repeat")) return *code;
+  std::ifstream in(case_path);
   std::stringstream text;
   text << in.rdbuf();
   auto request = taot::ParseCase(text.str());
   if (!request.ok()) {
-    std::cerr << "plan_repeat: " << request.status().message() << "\n";
+    std::cerr << "plan_repeat: " << case_path << ": " << request.status().message() << "\n";
     return 1;
   }
-  auto planner = taot::PlannerRegistry::BuiltIn().Create(argc > 3 ? argv[3] : "taot");
-  if (!planner.ok()) {
-    std::cerr << "plan_repeat: " << planner.status().message() << "\n";
-    return 1;
-  }
-  const int n = std::atoi(argv[2]);
+  auto planner = taot::PlannerRegistry::BuiltIn().Create(planner_name).value();
   size_t assignments = 0;
-  for (int i = 0; i < n; ++i) assignments += (*planner)->MakePlan(*request)->assignments.size();
+  for (int i = 0; i < count; ++i) {
+    absl::StatusOr<taot::Plan> plan = planner->MakePlan(*request);
+    if (!plan.ok()) {
+      std::cerr << "plan_repeat: " << plan.status().message() << "\n";
+      return 1;
+    }
+    assignments += plan->assignments.size();
+  }
   std::cout << assignments << "\n";
   return 0;
 }

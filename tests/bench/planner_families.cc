@@ -21,26 +21,25 @@
 // planners within one run.
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "bench_cli.h"
 #include "family_timing.h"
-#include "list_flags.h"
 #include "taot/planner/registry.h"
 #include "taot/planner/run_planner.h"
 #include "taot/planner/split_over_replicas.h"
 #include "taot/sim/workload_families.h"
+#include "taot/tools/parse_or_exit.h"
 
 namespace {
 
 using taot::bench::FamilyCase;
-using taot::bench::Ints;
 using taot::bench::Median;
 using taot::bench::MedianOver;
-using taot::bench::Split;
 
 struct Row {
   std::string family;
@@ -109,13 +108,6 @@ bool PrintFamilies(const std::string& name, int ranks, int experts, int slots, b
   return true;
 }
 
-int Usage(const char* why) {
-  std::cerr << "planner_families: " << why
-            << "\nusage: planner_families [--ranks 16,64,256] [--slots 2] [--planners taot,echo] [--budget-ms 200] "
-               "[--resident off,on] [--experts-per-rank 4]\n";
-  return 2;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -125,34 +117,27 @@ int main(int argc, char** argv) {
   std::vector<std::string> planners = {"taot", "echo"};
   double budget_ms = 200;
   std::vector<std::string> residents = {"off"};
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (i + 1 >= argc) return Usage(("missing the value of " + flag).c_str());
-    const std::string value = argv[++i];
-    if (flag == "--ranks" || flag == "--slots") {
-      (flag == "--ranks" ? ranks_list : slots_list) = Ints(value);
-    } else if (flag == "--experts-per-rank") {
-      per_rank_list = Ints(value);
-    } else if (flag == "--planners") {
-      planners = Split(value);
-    } else if (flag == "--resident") {
-      residents = Split(value);
-      for (const std::string& r : residents) {
-        if (r != "off" && r != "on") return Usage(("--resident takes off and on, not " + r).c_str());
-      }
-    } else if (flag == "--budget-ms") {
-      budget_ms = std::atof(value.c_str());
-    } else {
-      return Usage(("unknown flag " + flag).c_str());
-    }
-  }
+  CLI::App app("planner_families: plan latency over the workload families (docs/performance.md)");
+  app.add_option("--ranks", ranks_list, "EP sizes (default 16,64,256)")->delimiter(',')->check(CLI::Range(1, 4096));
+  app.add_option("--slots", slots_list, "K, guest slots per rank (default 2)")
+      ->delimiter(',')
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--experts-per-rank", per_rank_list, "E / R (default 4)")->delimiter(',')->check(CLI::Range(1, 1024));
+  app.add_option("--planners", planners, "Planners (default taot,echo)")
+      ->delimiter(',')
+      ->check(taot::bench::BuiltInPlanner());
+  app.add_option("--budget-ms", budget_ms, "Time for each of warm and cold, per family (default 200)")
+      ->check(CLI::Range(0.01, 1e6));
+  app.add_option("--resident", residents, "Without and/or with resident replicas (default off)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"off", "on"}));
+  if (const std::optional<int> code = taot::cli::ParseOrExit(app, argc, argv, "planner_families")) return *code;
   std::printf(
       "| planner | EP / E | K | warm median (us) | warm worst (us, family) | cold median (us) | cold worst (us, "
       "family) | cold / warm worst (family) | stage median (us) | stage worst (us, family) | split median (us) | split "
       "worst (us, family) |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const std::string& name : planners) {
-    if (!taot::PlannerRegistry::BuiltIn().Create(name).ok()) return Usage(("unknown planner " + name).c_str());
     for (int ranks : ranks_list) {
       for (int per_rank : per_rank_list) {
         for (int slots : slots_list) {

@@ -11,30 +11,20 @@
 // case's costs on stderr.
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <iostream>
 #include <memory>
-#include <sstream>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "list_flags.h"
+#include "bench_cli.h"
 #include "taot/planner/registry.h"
 #include "taot/planner/scorecard.h"
 #include "taot/sim/case_generator.h"
 #include "taot/sim/workload_families.h"
+#include "taot/tools/parse_or_exit.h"
 
 namespace {
-
-using taot::bench::Ints;
-using taot::bench::Split;
-
-int Usage(const char* why) {
-  std::cerr << "planner_quality: " << why
-            << "\nusage: planner_quality [--ranks 16,64,256] [--slots 1,2,4] [--targets 2,5,10] [--seeds 1,2] "
-               "[--planners taot,taot-block]\n";
-  return 2;
-}
 
 struct Outcome {
   double cost;
@@ -59,27 +49,20 @@ struct FamilyRatio {
 int main(int argc, char** argv) {
   std::vector<int> ranks_list = {16, 64, 256}, slots_list = {1, 2, 4}, targets = {2, 5, 10}, seeds = {1, 2};
   std::vector<std::string> planners = {"taot", "taot-block"};
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (i + 1 >= argc) return Usage(("missing the value of " + flag).c_str());
-    const std::string value = argv[++i];
-    if (flag == "--ranks") {
-      ranks_list = Ints(value);
-    } else if (flag == "--slots") {
-      slots_list = Ints(value);
-    } else if (flag == "--targets") {
-      targets = Ints(value);
-    } else if (flag == "--seeds") {
-      seeds = Ints(value);
-    } else if (flag == "--planners") {
-      planners = Split(value);
-    } else {
-      return Usage(("unknown flag " + flag).c_str());
-    }
-  }
-  if (planners.size() < 2) return Usage("--planners: a reference and at least one planner to compare");
-  for (const std::string& name : planners) {
-    if (!taot::PlannerRegistry::BuiltIn().Create(name).ok()) return Usage(("unknown planner " + name).c_str());
+  CLI::App app("planner_quality: plan quality over the workload families against a reference planner");
+  app.add_option("--ranks", ranks_list, "EP sizes (default 16,64,256)")->delimiter(',')->check(CLI::Range(1, 4096));
+  app.add_option("--slots", slots_list, "K values (default 1,2,4)")->delimiter(',')->check(CLI::NonNegativeNumber);
+  app.add_option("--targets", targets, "Target imbalances in % (default 2,5,10)")
+      ->delimiter(',')
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--seeds", seeds, "Seeds (default 1,2)")->delimiter(',')->check(CLI::NonNegativeNumber);
+  app.add_option("--planners", planners, "The reference, then the planners to compare (default taot,taot-block)")
+      ->delimiter(',')
+      ->check(taot::bench::BuiltInPlanner());
+  if (const std::optional<int> code = taot::cli::ParseOrExit(app, argc, argv, "planner_quality")) return *code;
+  if (planners.size() < 2) {
+    std::cerr << "planner_quality: --planners: a reference and at least one planner to compare\n";
+    return 2;
   }
   const std::string& reference = planners[0];
   std::printf(
