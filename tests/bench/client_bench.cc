@@ -11,11 +11,11 @@
 #include <cstdio>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 
 #include <grpcpp/grpcpp.h>
-#include <CLI/CLI.hpp>
 
 #include "absl/synchronization/mutex.h"
 #include "taot/client/client.h"
@@ -25,6 +25,7 @@
 #include "taot/server/job.h"
 #include "taot/server/planner_service.h"
 #include "taot/sim/case_generator.h"
+#include "taot/tools/parse_or_exit.h"
 
 namespace {
 
@@ -50,13 +51,18 @@ std::vector<int32_t> Pairs(const taot::LoadMatrix& load, int r) {
   return pairs;
 }
 
-void Run(int R, Mode mode, int layers, int64_t pairs_per_rank, bool gloo, Samples& out) {
+// The load every rank reports at R ranks (main checks each --ranks value can make one).
+absl::StatusOr<taot::sim::GeneratedCase> BenchCase(int R, int64_t pairs_per_rank) {
   taot::sim::CaseOptions o;
   o.ranks = R;
   o.experts = kExperts;
   o.imbalance = 0.5;
   o.tokens_per_rank = pairs_per_rank / o.top_k;
-  const taot::PlanRequest request = taot::sim::GenerateCase(o).value().request;
+  return taot::sim::GenerateCase(o);
+}
+
+void Run(int R, Mode mode, int layers, int64_t pairs_per_rank, bool gloo, Samples& out) {
+  const taot::PlanRequest request = BenchCase(R, pairs_per_rank).value().request;
   std::unique_ptr<taot::server::Job> job;
   std::unique_ptr<taot::server::PlannerService> service;
   std::unique_ptr<grpc::Server> server;
@@ -136,14 +142,21 @@ int main(int argc, char** argv) {
   std::vector<int> ranks = {8, 64};
   int layers = 40;
   int64_t pairs = 16384;
-  app.add_option("--ranks", ranks, "Rank counts")->delimiter(',');
+  app.add_option("--ranks", ranks, "Rank counts")->delimiter(',')->check(CLI::Range(2, 1024));
   app.add_option("--layers", layers, "Layers per rank (the first 4 are warm-up)")->check(CLI::Range(5, 100000));
   app.add_option("--pairs", pairs, "Routed pairs per rank (tokens x top-k)")->check(CLI::Range(1, 1 << 24));
   std::string transport = "in_process";
   app.add_option("--transport", transport, "How the simulated ranks connect")
       ->check(CLI::IsMember({"in_process", "gloo"}))
       ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  if (const std::optional<int> code = taot::cli::ParseOrExit(app, argc, argv, "client_bench")) return *code;
+  for (int R : ranks) {
+    if (absl::Status s = BenchCase(R, pairs).status(); !s.ok()) {
+      std::cerr << "client_bench: error: --ranks " << R << ": no case of " << kExperts
+                << " experts at 50% imbalance for it (" << s.message() << ")\n";
+      return 2;
+    }
+  }
   std::printf("| mode | R | plan p50 ms | reroute p50 ms (%lld pairs) | plans from |\n", static_cast<long long>(pairs));
   std::fprintf(stderr, "transport: %s\n", transport.c_str());
   std::printf("|---|---|---|---|---|\n");

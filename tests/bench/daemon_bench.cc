@@ -22,13 +22,13 @@
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
-#include <CLI/CLI.hpp>
 
 #include "absl/synchronization/mutex.h"
 #include "taot/bench/bare.grpc.pb.h"
 #include "taot/server/job.h"
 #include "taot/server/planner_service.h"
 #include "taot/sim/case_generator.h"
+#include "taot/tools/parse_or_exit.h"
 #include "taot/wire/load_wire.h"
 
 namespace {
@@ -276,8 +276,8 @@ int main(int argc, char** argv) {
   CLI::App app{"daemon_bench: taot-planner's remote planning against a bare gRPC floor"};
   std::vector<int> ranks = {8, 64, 256};
   int rounds = 200;
-  app.add_option("--ranks", ranks, "Rank counts")->delimiter(',');
-  app.add_option("--rounds", rounds, "Rounds per path (stream: rounds / 8 messages)");
+  app.add_option("--ranks", ranks, "Rank counts")->delimiter(',')->check(CLI::Range(1, 4096));
+  app.add_option("--rounds", rounds, "Rounds per path (stream: rounds / 8 messages)")->check(CLI::Range(8, 1000000));
   int planning_threads = 1;
   app.add_option("--planning-threads", planning_threads, "The daemon's --planning-threads")
       ->check(CLI::Range(1, taot::server::kMaxPlanningThreads));
@@ -285,7 +285,7 @@ int main(int argc, char** argv) {
   app.add_option("--paths", names, "Paths to measure")
       ->delimiter(',')
       ->check(CLI::IsMember({"unary", "stream", "matrix"}));
-  CLI11_PARSE(app, argc, argv);
+  if (const std::optional<int> code = taot::cli::ParseOrExit(app, argc, argv, "daemon_bench")) return *code;
   auto chosen = [&](const char* name) { return std::find(names.begin(), names.end(), name) != names.end(); };
   const Paths paths{chosen("unary"), chosen("stream"), chosen("matrix")};
   std::vector<Row> rows;

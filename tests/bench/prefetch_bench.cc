@@ -8,15 +8,16 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include <gloo/rendezvous/hash_store.h>
 
-#include "CLI/CLI.hpp"
 #include "taot/client/gloo_transport.h"
 #include "taot/client/layer_tables.h"
 #include "taot/client/tensor_exchange.h"
+#include "taot/tools/parse_or_exit.h"
 
 namespace taot::client {
 namespace {
@@ -97,7 +98,7 @@ int Main(int argc, char** argv) {
   Options o;
   app.add_option("--mib", o.mib, "bytes of the expert, MiB (default 64)")->check(CLI::Range(1, 1024));
   app.add_option("--repeats", o.repeats, "timed repeats per point, median kept (default 5)")->check(CLI::Range(1, 100));
-  CLI11_PARSE(app, argc, argv);
+  if (const std::optional<int> code = taot::cli::ParseOrExit(app, argc, argv, "prefetch_bench")) return *code;
   const std::vector<double> fractions = {0, 0.25, 0.5, 1, 2};
   gloo::rendezvous::HashStore store;
   std::vector<RankResult> results(2);

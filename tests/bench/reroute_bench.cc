@@ -7,16 +7,16 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "taot/client/reroute.h"
 #include "taot/kernels/reroute.h"
 #include "taot/planner/registry.h"
 #include "taot/sim/case_generator.h"
+#include "taot/tools/parse_or_exit.h"
 
 namespace {
 
@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
   int repeats = 200;
   app.add_option("--repeats", repeats, "runs per measurement; the fastest counts (default 200)")
       ->check(CLI::Range(1, 100000));
-  CLI11_PARSE(app, argc, argv);
+  if (const std::optional<int> code = taot::cli::ParseOrExit(app, argc, argv, "reroute_bench")) return *code;
   const Family families[] = {
       {"zipf-like 50%", 0.5, 0}, {"one hot expert", -1, 1}, {"three hot", -1, 3}, {"near uniform 5%", 0.05, 0}};
   struct Shape {

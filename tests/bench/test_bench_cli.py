@@ -33,6 +33,10 @@ BAD = {
     "first_plan": [(["--processes", "0"], "--processes"), (["--evict-mb", "x"], "--evict-mb")],
     "plan_hash_families": [(["--calls", "x"], "--calls"), (["--ranks", "0"], "--ranks")],
     "batch_planning_bench": [(["--threads", "0"], "--threads"), (["--planner", "nope"], "nope")],
+    "client_bench": [(["--ranks", "3"], "--ranks"), (["--transport", "pigeon"], "--transport")],
+    "daemon_bench": [(["--rounds", "0"], "--rounds"), (["--paths", "teleport"], "--paths")],
+    "reroute_bench": [(["--repeats", "0"], "--repeats")],
+    "prefetch_bench": [(["--mib", "0"], "--mib")],
 }
 
 
