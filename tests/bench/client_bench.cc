@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
   for (int R : ranks) {
     if (absl::Status s = BenchCase(R, pairs).status(); !s.ok()) {
       std::cerr << "client_bench: error: --ranks " << R << ": no case of " << kExperts
-                << " experts at 50% imbalance for it (" << s.message() << ")\n";
+                << " experts at 50% imbalance: " << s.message() << " (see client_bench --help)\n";
       return 2;
     }
   }

@@ -61,7 +61,8 @@ int main(int argc, char** argv) {
       ->check(taot::bench::BuiltInPlanner());
   if (const std::optional<int> code = taot::cli::ParseOrExit(app, argc, argv, "planner_quality")) return *code;
   if (planners.size() < 2) {
-    std::cerr << "planner_quality: --planners: a reference and at least one planner to compare\n";
+    std::cerr << "planner_quality: error: --planners: a reference and at least one planner to compare (see "
+                 "planner_quality --help)\n";
     return 2;
   }
   const std::string& reference = planners[0];
