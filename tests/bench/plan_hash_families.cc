@@ -7,7 +7,6 @@
 //   (a markdown table on stdout)
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <string>
