@@ -365,6 +365,67 @@ TEST(ChainCoversTest, AHandoffThroughTheCacheIsTheOneAScanOfEveryRankFinds) {
   EXPECT_GT(rollbacks, 100);
 }
 
+// What lets PlanHandoff answer "none" at once for a surplus over the cap: every rank with room
+// keeps its own tokens left and its room under the cap together (its load is at least its tokens
+// left, and its load and room add up to the cap), so no receiver can take more than the cap with
+// all it could shed. Held on walks of the moves the placement makes (carries and handoffs of both
+// kinds, whole and split pieces, rollbacks), where the scan of every rank agrees.
+TEST(ChainCoversTest, NoReceiverTakesMoreThanTheCapSoASurplusOverItIsHandedOffNowhere) {
+  int over_the_cap = 0, handed_off = 0, rollbacks = 0;
+  std::mt19937_64 rng(31);
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    const int h = static_cast<int>(seed % 32);
+    const std::unique_ptr<BoundState> b = BurstAt(h, seed, 1 + static_cast<int>(seed % 3), seed % 2 == 0 ? 0 : 6);
+    PlacementState& s = b->state;
+    UseResident(s);
+    s.set_logging(true);
+    ChainCovers chains;
+    std::vector<size_t> marks;
+    for (int i = 0; i < 40 && s.surplus(h) > 0; ++i) {
+      for (int r = 0; r < s.ranks(); ++r) {
+        if (s.spare(r) > 0) {
+          ASSERT_LE(s.spare(r) + s.TokensLeft(r), s.cap()) << "seed " << seed << ", rank " << r;
+        }
+      }
+      const ChainCovers::Sheds sheds = rng() % 2 == 0 ? ChainCovers::Sheds::kWhole : ChainCovers::Sheds::kPieces;
+      const std::optional<Handoff> handoff = chains.PlanHandoff(s, h, sheds);
+      ASSERT_EQ(handoff.has_value(), HandoffByScan(s, h, sheds).has_value()) << "seed " << seed << ", step " << i;
+      if (s.surplus(h) > s.cap()) {
+        ++over_the_cap;
+        EXPECT_FALSE(handoff.has_value());
+      }
+      handed_off += handoff.has_value();
+      const int e = s.LargestExpert(h);
+      const Handoff* carry = e >= 0 ? chains.PlanCarry(s, h, e, sheds, s.surplus(h) / 3 + 1) : nullptr;
+      switch (rng() % 5) {
+        case 0:
+          marks.push_back(s.log().size());
+          break;
+        case 1:
+          if (!marks.empty()) {
+            s.Rollback(marks.back(), nullptr);
+            marks.pop_back();
+            ++rollbacks;
+          }
+          break;
+        case 2:
+          if (carry) ChainCovers::ApplyCarry(s, h, *carry);
+          break;
+        case 3:
+          if (handoff) ChainCovers::ApplyHandoff(s, h, *handoff);
+          break;
+        default:
+          PlaceWhole(s, h);
+          if (s.surplus(h) > 0) CoverRank(s, h, rng() % 2 == 0 ? Scope::kSameNode : Scope::kAnywhere);
+          break;
+      }
+    }
+  }
+  EXPECT_GT(over_the_cap, 100);
+  EXPECT_GT(handed_off, 20);
+  EXPECT_GT(rollbacks, 20);
+}
+
 // A receiver may already have pieces of its own experts on its node-mates (a receiver of an
 // earlier carry, or pieces made at random here): its sheds never put a second piece of one
 // expert on a mate that holds it.

@@ -156,6 +156,14 @@ void AddResidents(PlanRequest& request, uint64_t seed) {
   }
 }
 
+// A piece across nodes of h's biggest expert, a bit over half of what fits: one that a cover
+// across grows before it adds pieces.
+void PieceAcross(PlacementState& s, int h) {
+  const int e = s.LargestExpert(h);
+  const int c = s.BestFitBin(h, e, 1, Scope::kOtherNodes);
+  if (e >= 0 && c >= 0) s.AddPiece(h, e, c, std::min({s.surplus(h), s.left(e), s.spare(c)}) / 2 + 1);
+}
+
 // Bursts (one expert of a rank made 8-40x hotter), where many pieces inside win, ranks that
 // already hold pieces across nodes (what a cover grows first), and resident replicas (free
 // pieces, inside and across); with and without a bound, and with a cost past which a split is
@@ -180,12 +188,8 @@ TEST(SplitCoverTest, ThePrunedSearchFindsTheSplitThatWeighingEveryJFinds) {
     for (int h = 0; h < ranks; ++h) {
       if (s.surplus(h) <= 0) continue;
       s.DeferNode(s.topology().node_of(h));
-      // Every other hot rank first gets one piece across nodes of its biggest expert.
-      if (h % 2 == 1) {
-        const int e = s.LargestExpert(h);
-        const int c = s.BestFitBin(h, e, 1, Scope::kOtherNodes);
-        if (e >= 0 && c >= 0) s.AddPiece(h, e, c, std::min({s.surplus(h), s.left(e), s.spare(c)}) / 2 + 1);
-      }
+      // Every other hot rank first gets a piece across nodes, which a cover grows first.
+      if (h % 2 == 1) PieceAcross(s, h);
       for (double bound : {kNoBound, s.cost() + 4.5}) {
         const SplitCover::Split want = EveryJ(s, h, bound);
         const SplitCover::Split got = split.Plan(s, h, bound);
@@ -225,6 +229,66 @@ TEST(SplitCoverTest, ThePrunedSearchFindsTheSplitThatWeighingEveryJFinds) {
   EXPECT_GT(with_residents, 150);
   EXPECT_GT(found_below, 100);  // the useless bound left the search alone
   EXPECT_GT(skipped, 100);      // and cut it short
+}
+
+// Bursts too big for any split (3-5 experts 100-300x hotter, one or two slots, caps at 0-2%): every
+// split leaves some over, and the search skips those that would leave more than the best, since
+// what they must place across exceeds the room there (AcrossRoom). The answer is still every j's.
+TEST(SplitCoverTest, SplitsThatLeaveSomeOverAreWeighedAsEveryJWeighsThem) {
+  int uncovered = 0, uncovered_inside = 0, full_across = 0;
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    const int ranks = 16, experts = 64, slots = 1 + static_cast<int>(seed % 2);
+    PlanRequest request = taot::testing::RandomRequest(ranks, experts, slots, seed, 4);
+    for (int k = 0; k < 3 + static_cast<int>(seed % 3); ++k) {
+      const int hot = static_cast<int>((seed * 7 + static_cast<uint64_t>(k) * 23) % experts);
+      for (int src = 0; src < request.load.sources(); ++src)
+        request.load.at(src, hot) *= 100 + static_cast<int64_t>(seed % 201);
+    }
+    if (seed % 4 == 3) AddResidents(request, seed);
+    const LoadSums sums = SumLoads(request);
+    BoundState b(request, LoadCap(sums.total, ranks, static_cast<double>(seed % 3)));
+    PlacementState& s = b.state;
+    SplitCover split;
+    split.Resize(ranks, experts);
+    for (int h = 0; h < ranks; ++h) {
+      if (s.surplus(h) <= 0) continue;
+      s.DeferNode(s.topology().node_of(h));
+      if (h % 2 == 1) PieceAcross(s, h);
+      // What the skip rests on: after any number of pieces inside, the cover across places no
+      // more than AcrossRoom.
+      const int64_t across = SplitCover::AcrossRoom(s, h);
+      Sketch sk;
+      sk.Resize(ranks, experts);
+      sk.Start(s, h);
+      for (int j = 0; sk.rem() > 0; ++j) {
+        const Sketch::Mark inside = sk.mark();
+        sk.CoverOtherNodes();
+        EXPECT_LE(inside.rem - sk.rem(), across) << "seed " << seed << ", rank " << h << ", j " << j;
+        full_across += inside.rem - sk.rem() == across ? 1 : 0;
+        sk.Rewind(inside);
+        const int e = sk.LargestExpert();
+        int c = -1;
+        for (int x : s.topology().ranks_of_node(s.topology().node_of(h))) {
+          if (e >= 0 && sk.CanHost(e, x) && (c < 0 || sk.Room(x) > sk.Room(c))) c = x;
+        }
+        if (c < 0) break;
+        sk.Add(e, c, std::min({sk.rem(), sk.Left(e), sk.Room(c)}), true, s.PieceCost(h, e, c));
+      }
+      const SplitCover::Split want = EveryJ(s, h, kNoBound);
+      const SplitCover::Split got = split.Plan(s, h, kNoBound);
+      EXPECT_EQ(got.inside, want.inside) << "seed " << seed << ", rank " << h;
+      EXPECT_EQ(got.key, want.key) << "seed " << seed << ", rank " << h;
+      if (std::get<0>(want.key) > 0) {
+        ++uncovered;
+        uncovered_inside += want.inside > 0 ? 1 : 0;
+      }
+      split.Apply(s, h);
+      s.EndDeferral();
+    }
+  }
+  EXPECT_GT(uncovered, 100);
+  EXPECT_GT(uncovered_inside, 50);  // where pieces inside left the least over, not only j = 0
+  EXPECT_GT(full_across, 100);      // covers that filled every bin across: the bound is tight
 }
 
 }  // namespace

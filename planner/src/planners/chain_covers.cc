@@ -25,6 +25,8 @@ std::optional<Handoff> ChainCovers::PlanHandoff(const PlacementState& state, int
   const Topology& topo = state.topology();
   const int per_rank = state.experts_per_rank();
   const int64_t rem = state.surplus(h);
+  // No receiver's room and sheds reach past the cap (chain_covers.h): a burst's surplus has none.
+  if (rem > state.cap()) return std::nullopt;
   int e = -1;
   for (int x = h * per_rank; x < (h + 1) * per_rank; ++x) {
     if (state.left(x) >= rem && (e < 0 || state.left(x) > state.left(e))) e = x;

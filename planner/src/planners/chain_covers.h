@@ -79,7 +79,10 @@ class ChainCovers {
   // A handoff of h's whole surplus (its biggest expert that holds it all) to a receiver g with
   // less room than that: per other node the roomiest open rank not holding the expert, if the
   // node's other room can take the overflow and g's biggest experts add up to it (one shed
-  // each). The cheapest wins, then the smaller overflow, then the lower rank.
+  // each). The cheapest wins, then the smaller overflow, then the lower rank. None for a surplus
+  // over the cap, at once: a rank with room has its load and room add up to the cap and holds
+  // at most its load in tokens of its own, so its room and all it could shed are at most the cap
+  // (the moves of taot_placement.h keep this; ChainCoversTest holds them to it).
   // O(R + nodes x (E/R) log(E/R)); with a cache (PlanCarry's), a node it surveyed under the
   // node's present stamp is read from there, not scanned.
   std::optional<Handoff> PlanHandoff(const PlacementState& state, int h, Sheds sheds,

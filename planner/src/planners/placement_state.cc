@@ -36,6 +36,7 @@ void PlacementState::ReserveLists(Values& values) const {
 
 void PlacementState::Reset(int64_t cap) {
   const int R = ranks();
+  cap_ = cap;
   v_.surplus.assign(static_cast<size_t>(R), 0);
   v_.spare.assign(static_cast<size_t>(R), 0);
   for (int r = 0; r < R; ++r) {

@@ -105,6 +105,7 @@ class PlacementState {
   int home_of(int expert) const { return expert / per_rank_; }
   const std::vector<Replica>& resident() const { return resident_; }  // sorted
   int64_t total_load() const { return sums_->total; }
+  int64_t cap() const { return cap_; }  // Reset's
 
   int64_t surplus(int r) const { return v_.surplus[r]; }
   int64_t spare(int r) const { return v_.spare[r]; }
@@ -251,6 +252,7 @@ class PlacementState {
   bool logging_ = false;
   uint64_t last_stamp_ = 0;  // the last stamp given, never reused
   int deferred_node_ = -1;
+  int64_t cap_ = 0;
 };
 
 }  // namespace taot::planners

@@ -55,6 +55,20 @@ double SplitCover::CrossNodeFloor(int64_t rem) const {
   return static_cast<double>(std::max<int64_t>(0, pieces - free_pieces_)) * piece_floor_;
 }
 
+int64_t SplitCover::AcrossRoom(const PlacementState& state, int h) {
+  const Topology& topo = state.topology();
+  int64_t room = 0;
+  for (int c = 0; c < state.ranks(); ++c) {
+    if (!topo.same_node(h, c) && state.IsOpen(c)) room += state.spare(c);
+  }
+  // Bins where a piece of h's can grow without a slot (counted twice where open too: a bound).
+  for (int i = state.first_piece(h); i >= 0; i = state.next_piece(i)) {
+    const int c = state.pieces()[i].rank;
+    if (!topo.same_node(h, c)) room += state.spare(c);
+  }
+  return room;
+}
+
 SplitCover::Split SplitCover::Plan(const PlacementState& state, int h, double bound, double useless) {
   Sketch& sk = sketch_;
   sk.Start(state, h);
@@ -75,8 +89,15 @@ SplitCover::Split SplitCover::Plan(const PlacementState& state, int h, double bo
   const auto slack = [](double cost) { return 1e-9 * (1 + std::abs(cost)); };
   Split best;
   bool found = false, skipped = false;
+  int64_t across = -1;  // AcrossRoom(state, h), once a best leaves some over
   for (int j = static_cast<int>(inside_.size()) - 1; j >= 0; --j) {
     sk.Rewind(inside_[static_cast<size_t>(j)]);
+    // Fewer pieces inside leave more to place across than there is room for there: such a split
+    // leaves more over than the best, which only a split leaving less over could beat.
+    if (found && std::get<0>(best.key) > 0) {
+      if (across < 0) across = AcrossRoom(state, h);
+      if (sk.rem() - across > std::get<0>(best.key)) continue;
+    }
     const bool prune = found && std::get<0>(best.key) == 0;
     if (bounded || prune) {
       const double floor = CrossNodeFloor(sk.rem());

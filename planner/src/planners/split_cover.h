@@ -23,7 +23,9 @@ namespace taot::planners {
 // the splits are weighed from the most pieces inside down (a burst's best split usually fills
 // the node: its pieces inside are cheaper than the ones across that they replace). Once a split
 // covers h, a j is only weighed when its pieces inside plus a floor under its cover across
-// (CrossNodeFloor) could cost less, or as little (lower j win ties): most are not.
+// (CrossNodeFloor) could cost less, or as little (lower j win ties): most are not. Where no
+// split covers h (a burst too big for the room left), a j is skipped whose pieces inside leave
+// more over than the best's plus all the room across (AcrossRoom): it would leave more over.
 // Complexity: O(j_max) covers at worst, each O(pieces x (E/R + bins looked at)).
 class SplitCover {
  public:
@@ -46,6 +48,10 @@ class SplitCover {
   // Makes the split the last Plan(state, h, ...) chose, on the state as that Plan saw it: the
   // pieces its sketch weighed, without weighing them again.
   void Apply(PlacementState& state, int h) const;
+  // The most that h's cover across nodes (CoverRank(h, kOtherNodes)) can place, whatever pieces
+  // inside came first: the room of other nodes' bins with a slot and of those where h has a
+  // piece to grow. Plan skips a split whose pieces inside leave more than that over the best's.
+  static int64_t AcrossRoom(const PlacementState& state, int h);
 
  private:
   // The split's next piece inside h's node: the biggest expert into the roomiest bin (the

@@ -44,6 +44,20 @@ std::optional<TwoPieceCover::Option> TwoPieceCover::Find(const PlacementState& s
   const std::vector<Bin>* bins[2] = {&same_node_bins_, other};
   // The state's index holds h's node too (deferred, with stale rooms): class 1 skips it.
   auto in_class = [&](int cls, int c) { return cls == 0 || !topo.same_node(h, c); };
+  auto roomiest = [&](int cls) {
+    const std::vector<Bin>& b = *bins[cls];
+    for (auto it = b.rbegin(); it != b.rend(); ++it) {
+      if (in_class(cls, it->rank)) return it->rank;
+    }
+    return -1;
+  };
+  // A piece takes at most its bin's room, so two take at most twice the roomiest bin's: a burst's
+  // surplus, bigger than that, has no cover here (nothing below would find one).
+  int64_t most_room = same_node_bins_.empty() ? 0 : same_node_bins_.back().room;
+  if (rem > 2 * most_room) {
+    if (const int c = roomiest(1); c >= 0) most_room = std::max(most_room, state.spare(c));
+    if (rem > 2 * most_room) return std::nullopt;
+  }
   // The tightest bin of a class with room >= need that can take expert e; `skip` already gave
   // `used` tokens to another piece of this option.
   auto tightest = [&](int cls, int e, int64_t need, int skip, int64_t used) {
@@ -53,13 +67,6 @@ std::optional<TwoPieceCover::Option> TwoPieceCover::Find(const PlacementState& s
       if (!in_class(cls, c) || state.Holds(e, c)) continue;
       if (c == skip && (it->room - used < need || state.slots(c) < 2)) continue;
       return c;
-    }
-    return -1;
-  };
-  auto roomiest = [&](int cls) {
-    const std::vector<Bin>& b = *bins[cls];
-    for (auto it = b.rbegin(); it != b.rend(); ++it) {
-      if (in_class(cls, it->rank)) return it->rank;
     }
     return -1;
   };

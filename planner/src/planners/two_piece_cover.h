@@ -17,7 +17,9 @@ namespace taot::planners {
 // tried as the first piece (one try per first-piece size: the rest it leaves is the same);
 // the first second expert that finds a bin stands for all (they find the same bin unless they
 // hold it already). On a two-level topology every bin of a class costs the same, so shapes are
-// tried cheapest first, stopping once one covers (and those that tie with it).
+// tried cheapest first, stopping once one covers (and those that tie with it). A piece takes at
+// most its bin's room, so a surplus over twice the roomiest bin's (a burst's) has no such cover:
+// Find says so at once, from the roomiest bin of each class.
 // Complexity: O(shapes x (E/R)^2 x log bins) plus the bins skipped for holding an expert.
 // Ties, smaller first: (cost, pieces, tightness), then the order of shapes and experts.
 class TwoPieceCover {
