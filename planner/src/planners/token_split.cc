@@ -29,7 +29,7 @@ void CheapestSplit::SplitExpert(const PlanRequest& request, int expert, std::spa
   const int R = request.ranks();
   const int home = request.home_of(expert);
   auto emit = [&](int from, int to, int64_t amount) {
-    if (to != home) plan.assignments.emplace_back(from, expert, to, amount);
+    if (to != home) plan.assignments.push_back({from, expert, to, amount});
   };
   if (topo.tree_costs()) {
     std::sort(demand_ranks_.begin(), demand_ranks_.end(),
