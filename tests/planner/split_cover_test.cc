@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <tuple>
 #include <vector>
@@ -111,8 +112,10 @@ TEST(SplitCoverTest, ApplyMakesThePlannedSplitAsTheStatesCoversWould) {
 }
 
 // The split as first written, the oracle for SplitCover's pruned search: every j in ascending
-// order, each covered in full, the first of the least (surplus left, cost) kept.
-SplitCover::Split EveryJ(const PlacementState& state, int h, double bound) {
+// order, each covered in full, the first of the least (surplus left, cost) kept. `across(j, placed)`
+// sees what each j's cover across nodes placed.
+SplitCover::Split EveryJ(const PlacementState& state, int h, double bound,
+                         const std::function<void(int, int64_t)>& across = nullptr) {
   Sketch sk;
   sk.Resize(state.ranks(), state.ranks() * state.experts_per_rank());
   sk.Start(state, h);
@@ -121,6 +124,7 @@ SplitCover::Split EveryJ(const PlacementState& state, int h, double bound) {
     if (j > 0 && state.cost() + sk.cost() > bound) break;
     const Sketch::Mark inside = sk.mark();
     if (sk.rem() > 0) sk.CoverOtherNodes();
+    if (across) across(j, inside.rem - sk.rem());
     const SplitCover::Key key{sk.rem(), state.cost() + sk.cost()};
     if (j == 0 || key < best.key) best = {j, key};
     sk.Rewind(inside);
@@ -257,24 +261,10 @@ TEST(SplitCoverTest, SplitsThatLeaveSomeOverAreWeighedAsEveryJWeighsThem) {
       // What the skip rests on: after any number of pieces inside, the cover across places no
       // more than AcrossRoom.
       const int64_t across = SplitCover::AcrossRoom(s, h);
-      Sketch sk;
-      sk.Resize(ranks, experts);
-      sk.Start(s, h);
-      for (int j = 0; sk.rem() > 0; ++j) {
-        const Sketch::Mark inside = sk.mark();
-        sk.CoverOtherNodes();
-        EXPECT_LE(inside.rem - sk.rem(), across) << "seed " << seed << ", rank " << h << ", j " << j;
-        full_across += inside.rem - sk.rem() == across ? 1 : 0;
-        sk.Rewind(inside);
-        const int e = sk.LargestExpert();
-        int c = -1;
-        for (int x : s.topology().ranks_of_node(s.topology().node_of(h))) {
-          if (e >= 0 && sk.CanHost(e, x) && (c < 0 || sk.Room(x) > sk.Room(c))) c = x;
-        }
-        if (c < 0) break;
-        sk.Add(e, c, std::min({sk.rem(), sk.Left(e), sk.Room(c)}), true, s.PieceCost(h, e, c));
-      }
-      const SplitCover::Split want = EveryJ(s, h, kNoBound);
+      const SplitCover::Split want = EveryJ(s, h, kNoBound, [&](int j, int64_t placed) {
+        EXPECT_LE(placed, across) << "seed " << seed << ", rank " << h << ", j " << j;
+        full_across += placed == across ? 1 : 0;
+      });
       const SplitCover::Split got = split.Plan(s, h, kNoBound);
       EXPECT_EQ(got.inside, want.inside) << "seed " << seed << ", rank " << h;
       EXPECT_EQ(got.key, want.key) << "seed " << seed << ", rank " << h;
