@@ -2,11 +2,14 @@
 // the machine's load:
 //   valgrind --tool=callgrind build/tests/bench/plan_repeat CASE.json 21 taot
 // (instructions per plan = (count at N=21 - count at N=1) / 20; tests/bench/icount.sh does it).
+// Several CASE files, comma-separated, are planned in turn (a new load each plan, as a trainer
+// meets them): with valgrind's --branch-sim=yes, the mispredicted branches of fresh loads.
 #include <fstream>
 #include <iostream>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "bench_cli.h"
 #include "taot/planner/case_json.h"
@@ -14,25 +17,34 @@
 #include "taot/tools/parse_or_exit.h"
 
 int main(int argc, char** argv) {
-  std::string case_path, planner_name = "taot";
+  std::vector<std::string> case_paths;
+  std::string planner_name = "taot";
   int count = 0;
   CLI::App app("plan_repeat: plans one CASE N times with one planner (prints the assignments made in all)");
-  app.add_option("case", case_path, "CASE file (taot gen)")->required()->check(CLI::ExistingFile);
+  app.add_option("case", case_paths, "CASE file (taot gen), or several, comma-separated, planned in turn")
+      ->required()
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->check(CLI::ExistingFile);
   app.add_option("count", count, "Plans to make")->required()->check(CLI::Range(0, 100000000));
   app.add_option("planner", planner_name, "Planner (default taot)")->check(taot::bench::BuiltInPlanner());
   if (const std::optional<int> code = taot::cli::ParseOrExit(app, argc, argv, "plan_repeat")) return *code;
-  std::ifstream in(case_path);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto request = taot::ParseCase(text.str());
-  if (!request.ok()) {
-    std::cerr << "plan_repeat: " << case_path << ": " << request.status().message() << "\n";
-    return 1;
+  std::vector<taot::PlanRequest> requests;
+  for (const std::string& path : case_paths) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    absl::StatusOr<taot::PlanRequest> request = taot::ParseCase(text.str());
+    if (!request.ok()) {
+      std::cerr << "plan_repeat: " << path << ": " << request.status().message() << "\n";
+      return 1;
+    }
+    requests.push_back(*std::move(request));
   }
   auto planner = taot::PlannerRegistry::BuiltIn().Create(planner_name).value();
   size_t assignments = 0;
   for (int i = 0; i < count; ++i) {
-    absl::StatusOr<taot::Plan> plan = planner->MakePlan(*request);
+    absl::StatusOr<taot::Plan> plan = planner->MakePlan(requests[static_cast<size_t>(i) % requests.size()]);
     if (!plan.ok()) {
       std::cerr << "plan_repeat: " << plan.status().message() << "\n";
       return 1;
