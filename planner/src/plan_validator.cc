@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "canonical_order.h"
 #include "group_by_key.h"
 #include "sort_presorted.h"
 
@@ -100,38 +101,62 @@ bool EntriesValid(const PlanRequest& request, It first, It last, const std::vect
   return true;
 }
 
+// Whether every assignment's fields are in range (a negative one reads as a large unsigned one)
+// with tokens > 0, and whether the entries come in canonical order, in one pass.
+struct Ranges {
+  bool in_range = true;
+  bool canonical = true;
+};
+Ranges CheckRanges(const PlanRequest& request, const std::vector<Assignment>& assignments) {
+  const auto R = static_cast<size_t>(request.ranks()), E = static_cast<size_t>(request.experts());
+  Ranges out;
+  for (size_t i = 0; i < assignments.size(); ++i) {
+    const Assignment& a = assignments[i];
+    const auto below = [](int32_t v, size_t bound) { return static_cast<size_t>(static_cast<uint32_t>(v)) < bound; };
+    if (!(below(a.source, R) && below(a.expert, E) && below(a.rank, R) && a.tokens > 0)) return {false, false};
+    // Once out of order, no more comparisons: a planner's entries come by expert, not source.
+    if (out.canonical && i > 0 && a < assignments[i - 1]) out.canonical = false;
+  }
+  return out;
+}
+
+// Each rank's replicas' experts, sorted, rank r's from held_start[r] (the replicas are valid: no
+// pair twice).
+void HeldExperts(const Plan& plan, size_t ranks, std::vector<size_t>& held_start, std::vector<int32_t>& held) {
+  GroupByKey(
+      std::span<const Replica>(plan.replicas), ranks, [](const Replica& r) { return r.rank; },
+      [](const Replica& r) { return r.expert; }, held_start, held);
+  for (size_t r = 0; r < ranks; ++r) {
+    std::sort(held.begin() + static_cast<std::ptrdiff_t>(held_start[r]),
+              held.begin() + static_cast<std::ptrdiff_t>(held_start[r + 1]));
+  }
+}
+
+// Whether the assignments of a plan with valid replicas, in range and in canonical order, keep
+// the rules CheckAssignments checks: walked in place, as they come by source, expert and rank.
+bool CanonicalEntriesValid(const PlanRequest& request, const Plan& plan) {
+  std::vector<size_t> held_start;
+  std::vector<int32_t> held;
+  HeldExperts(plan, static_cast<size_t>(request.ranks()), held_start, held);
+  return EntriesValid(request, plan.assignments.begin(), plan.assignments.end(), held_start, held,
+                      [](const Assignment& a) -> const Assignment& { return a; });
+}
+
 // Whether every assignment keeps the rules CheckAssignments checks, on arrays rather than hashed
 // sets (the replicas by rank, the entries by source: linear but for small sorts), for the valid
 // plans that are nearly all a daemon sees: a burst's plan has thousands of entries, and hashing
 // each was a third of RunPlanner's time on it. Says only whether; CheckAssignments says why not.
 bool AssignmentsValid(const PlanRequest& request, const Plan& plan) {
-  const auto R = static_cast<size_t>(request.ranks()), E = static_cast<size_t>(request.experts());
-  // Ranges (a negative field is a large unsigned one), and whether the plan is canonical
-  // (RunPlanner makes it so before it is checked), in one pass.
-  bool canonical = true;
-  for (size_t i = 0; i < plan.assignments.size(); ++i) {
-    const Assignment& a = plan.assignments[i];
-    const auto below = [](int32_t v, size_t bound) { return static_cast<size_t>(static_cast<uint32_t>(v)) < bound; };
-    if (!(below(a.source, R) && below(a.expert, E) && below(a.rank, R) && a.tokens > 0)) return false;
-    if (i > 0 && a < plan.assignments[i - 1]) canonical = false;
-  }
-  // Each rank's replicas' experts, sorted (the replicas are valid: no pair twice).
-  std::vector<size_t> held_start;
-  std::vector<int32_t> held;
-  GroupByKey(
-      std::span<const Replica>(plan.replicas), R, [](const Replica& r) { return r.rank; },
-      [](const Replica& r) { return r.expert; }, held_start, held);
-  for (size_t r = 0; r < R; ++r) {
-    std::sort(held.begin() + static_cast<std::ptrdiff_t>(held_start[r]),
-              held.begin() + static_cast<std::ptrdiff_t>(held_start[r + 1]));
-  }
-  // A canonical plan is walked in place: its entries come by source, then expert, then rank.
-  if (canonical) {
-    return EntriesValid(request, plan.assignments.begin(), plan.assignments.end(), held_start, held,
-                        [](const Assignment& a) -> const Assignment& { return a; });
-  }
+  const Ranges ranges = CheckRanges(request, plan.assignments);
+  if (!ranges.in_range) return false;
+  // A canonical plan (RunPlanner makes it so before it is checked) is walked in place.
+  if (ranges.canonical) return CanonicalEntriesValid(request, plan);
   // Otherwise the entries by source; each source's by (expert, rank), so that a pair twice is
   // adjacent.
+  const auto R = static_cast<size_t>(request.ranks());
+  std::vector<size_t> held_start;
+  std::vector<int32_t> held;
+  HeldExperts(plan, R, held_start, held);
   std::vector<size_t> by_start;
   std::vector<const Assignment*> by_source;
   GroupByKey(
@@ -191,6 +216,22 @@ absl::Status ValidatePlan(const PlanRequest& request, const Plan& plan, SlotLimi
   // A plan that passes the dense check is valid; one that does not gets CheckAssignments's error,
   // which names the first entry that breaks a rule.
   if (AssignmentsValid(request, plan)) return absl::OkStatus();
+  return CheckAssignments(request, plan);
+}
+
+absl::Status CanonicalizeAndValidate(const PlanRequest& request, Plan& plan, SlotLimit limit) {
+  if (!std::is_sorted(plan.replicas.begin(), plan.replicas.end())) {
+    std::sort(plan.replicas.begin(), plan.replicas.end());
+  }
+  const Ranges ranges = CheckRanges(request, plan.assignments);
+  if (!ranges.in_range || !ValidateReplicas(request, plan.replicas, "replicas", limit).ok()) {
+    // The plain way, for the error it names.
+    Canonicalize(plan);
+    return ValidatePlan(request, plan, limit);
+  }
+  // In range, so every source has a place in the counting sort's table of R.
+  if (!ranges.canonical) SortSourcesInRange(plan.assignments, static_cast<size_t>(request.ranks()));
+  if (CanonicalEntriesValid(request, plan)) return absl::OkStatus();
   return CheckAssignments(request, plan);
 }
 

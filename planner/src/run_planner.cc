@@ -20,8 +20,7 @@ SlotLimit LimitOf(const Planner& planner) {
 absl::StatusOr<Plan> Checked(const Planner& planner, const PlanRequest& request, absl::StatusOr<Plan> plan) {
   if (!plan.ok()) return plan.status();
   // Canonical first: the check then walks the entries in order instead of grouping them again.
-  Canonicalize(*plan);
-  if (absl::Status s = ValidatePlan(request, *plan, LimitOf(planner)); !s.ok()) {
+  if (absl::Status s = CanonicalizeAndValidate(request, *plan, LimitOf(planner)); !s.ok()) {
     return absl::InternalError(absl::StrCat("planner ", std::string(planner.name()),
                                             " returned an invalid plan (entries in canonical order): ", s.message()));
   }

@@ -186,5 +186,81 @@ TEST(ValidatePlanTest, CallsValidExactlyThePlansThatKeepTheRules) {
   EXPECT_GT(invalid, 100);
 }
 
+// CanonicalizeAndValidate against its definition, Canonicalize then ValidatePlan: the same plan
+// after, bit for bit, and the same status, message included. Every planner's plans, whole (in a
+// planner's order, and canonical already) and broken one way each: an assignment's field moved
+// (out of range too), tokens raised, an entry repeated, a replica dropped, repeated, moved home
+// or out of range, the replicas out of order, and more replicas on a rank than it has slots.
+TEST(CanonicalizeAndValidateTest, IsCanonicalizeThenValidatePlan) {
+  std::mt19937_64 rng(5);
+  int valid = 0, invalid = 0, reordered = 0;
+  for (const std::string& name : PlannerRegistry::BuiltIn().names()) {
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      const PlanRequest request = testing::RandomRequest(16, 64, 2, seed);
+      auto planner = PlannerRegistry::BuiltIn().Create(name).value();
+      const SlotLimit limit = planner->comparison_only() ? SlotLimit::kLifted : SlotLimit::kEnforced;
+      const Plan plan = planner->MakePlan(request).value();
+      for (int trial = 0; trial < 30; ++trial) {
+        Plan broken = plan;
+        if (trial >= 2 && !broken.assignments.empty()) {
+          Assignment& a = broken.assignments[rng() % broken.assignments.size()];
+          switch (trial % 9) {
+            case 0:
+              a.rank = static_cast<int32_t>(rng() % 17) - (trial % 2);
+              break;
+            case 1:
+              a.source = static_cast<int32_t>(rng() % 18) - 1;
+              break;
+            case 2:
+              a.tokens += static_cast<int64_t>(rng() % 3) * 500;
+              break;
+            case 3:
+              broken.assignments.push_back(a);
+              break;
+            case 4:
+              a.expert = static_cast<int32_t>(rng() % 66) - 1;
+              break;
+            default:
+              break;
+          }
+        }
+        if (!broken.replicas.empty()) {
+          Replica& r = broken.replicas[rng() % broken.replicas.size()];
+          switch (trial % 9) {
+            case 5:
+              broken.replicas.push_back(r);
+              break;
+            case 6:
+              r.rank = trial % 2 == 0 ? request.home_of(r.expert) : 16;
+              break;
+            case 7:
+              std::swap(broken.replicas.front(), broken.replicas.back());
+              break;
+            case 8:
+              broken.replicas.erase(broken.replicas.begin() +
+                                    static_cast<std::ptrdiff_t>(rng() % broken.replicas.size()));
+              break;
+            default:
+              break;
+          }
+        }
+        if (trial == 1) Canonicalize(broken);  // walked in place, with no sort
+        Plan expected = broken;
+        Canonicalize(expected);
+        const absl::Status want = ValidatePlan(request, expected, limit);
+        Plan got = broken;
+        const absl::Status status = CanonicalizeAndValidate(request, got, limit);
+        EXPECT_EQ(status, want) << name << " seed " << seed << " trial " << trial;
+        EXPECT_EQ(got, expected) << name << " seed " << seed << " trial " << trial;
+        (want.ok() ? valid : invalid) += 1;
+        reordered += !(broken == expected);
+      }
+    }
+  }
+  EXPECT_GT(valid, 50);
+  EXPECT_GT(invalid, 150);
+  EXPECT_GT(reordered, 100) << "most plans must need sorting";
+}
+
 }  // namespace
 }  // namespace taot
