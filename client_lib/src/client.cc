@@ -351,11 +351,12 @@ class Client::Impl {
   // the same gathered counts with the same deterministic planner (Planner's contract; the name,
   // parameters and problem are checked equal on every rank when the client is made).
   absl::StatusOr<Candidate> PlanHere(std::string reason) {
-    absl::StatusOr<Plan> plan = CheckedPlan(*planner_, gathered_);  // no scorecard: nothing here reads one
+    uint64_t hash = 0;
+    absl::StatusOr<Plan> plan = CheckedPlan(*planner_, gathered_, &hash);  // no scorecard: nothing here reads one
     if (!plan.ok()) return plan.status();
     LayerPlan out;
     out.plan = *std::move(plan);
-    out.identity = {0, PlanHash(out.plan), Provenance::kLocalPlan, std::move(reason)};
+    out.identity = {0, hash, Provenance::kLocalPlan, std::move(reason)};
     Count(&ClientStats::local_plans);
     return Candidate{std::move(out), true};
   }

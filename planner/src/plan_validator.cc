@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "canonical_order.h"
 #include "group_by_key.h"
+#include "plan_hasher.h"
 #include "sort_presorted.h"
 
 namespace taot {
@@ -76,9 +77,10 @@ bool Holds(const int32_t* first, const int32_t* last, int32_t expert) {
 // Whether the entries [first, last), in range and ordered by (source, expert, rank), name held
 // replicas, no (source, expert, rank) twice, and send no more of a source's tokens of an expert
 // than it routes to it. `held` lists each rank's replicas' experts, sorted, from held_start[rank].
-template <typename It, typename Deref>
+// Each entry checked goes to on_entry(entry), in order.
+template <typename It, typename Deref, typename OnEntry>
 bool EntriesValid(const PlanRequest& request, It first, It last, const std::vector<size_t>& held_start,
-                  const std::vector<int32_t>& held, Deref deref) {
+                  const std::vector<int32_t>& held, Deref deref, OnEntry on_entry) {
   int64_t sent = 0;  // to guests, of the current (source, expert)
   // The load entries are read a few entries ahead: each is on a cache line of its own, and
   // waiting on them was half of this walk's time at EP256.
@@ -97,9 +99,12 @@ bool EntriesValid(const PlanRequest& request, It first, It last, const std::vect
     if (same && before->rank == a.rank) return false;  // the triple twice
     sent = (same ? sent : 0) + a.tokens;
     if (sent > request.load.at(a.source, a.expert)) return false;
+    on_entry(a);
   }
   return true;
 }
+
+constexpr auto kNoVisit = [](const Assignment&) {};
 
 // Whether every assignment's fields are in range (a negative one reads as a large unsigned one)
 // with tokens > 0, and whether the entries come in canonical order, in one pass.
@@ -107,11 +112,15 @@ struct Ranges {
   bool in_range = true;
   bool canonical = true;
 };
-Ranges CheckRanges(const PlanRequest& request, const std::vector<Assignment>& assignments) {
+// With `fields`, also their bits for the hash's widths.
+template <bool kFields>
+Ranges CheckRanges(const PlanRequest& request, const std::vector<Assignment>& assignments,
+                   AssignmentFieldBits* fields = nullptr) {
   const auto R = static_cast<size_t>(request.ranks()), E = static_cast<size_t>(request.experts());
   Ranges out;
   for (size_t i = 0; i < assignments.size(); ++i) {
     const Assignment& a = assignments[i];
+    if constexpr (kFields) fields->Add(a);
     const auto below = [](int32_t v, size_t bound) { return static_cast<size_t>(static_cast<uint32_t>(v)) < bound; };
     if (!(below(a.source, R) && below(a.expert, E) && below(a.rank, R) && a.tokens > 0)) return {false, false};
     // Once out of order, no more comparisons: a planner's entries come by expert, not source.
@@ -134,12 +143,14 @@ void HeldExperts(const Plan& plan, size_t ranks, std::vector<size_t>& held_start
 
 // Whether the assignments of a plan with valid replicas, in range and in canonical order, keep
 // the rules CheckAssignments checks: walked in place, as they come by source, expert and rank.
-bool CanonicalEntriesValid(const PlanRequest& request, const Plan& plan) {
+template <typename OnEntry>
+bool CanonicalEntriesValid(const PlanRequest& request, const Plan& plan, OnEntry on_entry) {
   std::vector<size_t> held_start;
   std::vector<int32_t> held;
   HeldExperts(plan, static_cast<size_t>(request.ranks()), held_start, held);
-  return EntriesValid(request, plan.assignments.begin(), plan.assignments.end(), held_start, held,
-                      [](const Assignment& a) -> const Assignment& { return a; });
+  return EntriesValid(
+      request, plan.assignments.begin(), plan.assignments.end(), held_start, held,
+      [](const Assignment& a) -> const Assignment& { return a; }, on_entry);
 }
 
 // Whether every assignment keeps the rules CheckAssignments checks, on arrays rather than hashed
@@ -147,10 +158,10 @@ bool CanonicalEntriesValid(const PlanRequest& request, const Plan& plan) {
 // plans that are nearly all a daemon sees: a burst's plan has thousands of entries, and hashing
 // each was a third of RunPlanner's time on it. Says only whether; CheckAssignments says why not.
 bool AssignmentsValid(const PlanRequest& request, const Plan& plan) {
-  const Ranges ranges = CheckRanges(request, plan.assignments);
+  const Ranges ranges = CheckRanges<false>(request, plan.assignments);
   if (!ranges.in_range) return false;
   // A canonical plan (RunPlanner makes it so before it is checked) is walked in place.
-  if (ranges.canonical) return CanonicalEntriesValid(request, plan);
+  if (ranges.canonical) return CanonicalEntriesValid(request, plan, kNoVisit);
   // Otherwise the entries by source; each source's by (expert, rank), so that a pair twice is
   // adjacent.
   const auto R = static_cast<size_t>(request.ranks());
@@ -170,8 +181,9 @@ bool AssignmentsValid(const PlanRequest& request, const Plan& plan) {
         [](const Assignment* a, const Assignment* b) {
           return std::pair{a->expert, a->rank} < std::pair{b->expert, b->rank};
         });
-    if (!EntriesValid(request, first, last, held_start, held,
-                      [](const Assignment* a) -> const Assignment& { return *a; })) {
+    if (!EntriesValid(
+            request, first, last, held_start, held, [](const Assignment* a) -> const Assignment& { return *a; },
+            kNoVisit)) {
       return false;
     }
   }
@@ -219,11 +231,13 @@ absl::Status ValidatePlan(const PlanRequest& request, const Plan& plan, SlotLimi
   return CheckAssignments(request, plan);
 }
 
-absl::Status CanonicalizeAndValidate(const PlanRequest& request, Plan& plan, SlotLimit limit) {
+absl::Status CanonicalizeAndValidate(const PlanRequest& request, Plan& plan, SlotLimit limit, uint64_t* hash) {
   if (!std::is_sorted(plan.replicas.begin(), plan.replicas.end())) {
     std::sort(plan.replicas.begin(), plan.replicas.end());
   }
-  const Ranges ranges = CheckRanges(request, plan.assignments);
+  AssignmentFieldBits fields;
+  const Ranges ranges = hash != nullptr ? CheckRanges<true>(request, plan.assignments, &fields)
+                                        : CheckRanges<false>(request, plan.assignments);
   if (!ranges.in_range || !ValidateReplicas(request, plan.replicas, "replicas", limit).ok()) {
     // The plain way, for the error it names.
     Canonicalize(plan);
@@ -231,8 +245,15 @@ absl::Status CanonicalizeAndValidate(const PlanRequest& request, Plan& plan, Slo
   }
   // In range, so every source has a place in the counting sort's table of R.
   if (!ranges.canonical) SortSourcesInRange(plan.assignments, static_cast<size_t>(request.ranks()));
-  if (CanonicalEntriesValid(request, plan)) return absl::OkStatus();
-  return CheckAssignments(request, plan);
+  bool valid;
+  if (hash != nullptr) {
+    PlanHasher hasher(plan, fields);
+    valid = CanonicalEntriesValid(request, plan, [&](const Assignment& a) { hasher.Add(a); });
+    if (valid) *hash = hasher.hash();
+  } else {
+    valid = CanonicalEntriesValid(request, plan, kNoVisit);
+  }
+  return valid ? absl::OkStatus() : CheckAssignments(request, plan);
 }
 
 }  // namespace taot

@@ -16,11 +16,13 @@ SlotLimit LimitOf(const Planner& planner) {
   return planner.comparison_only() ? SlotLimit::kLifted : SlotLimit::kEnforced;
 }
 
-// The planner's answer to a valid request, canonical and checked.
-absl::StatusOr<Plan> Checked(const Planner& planner, const PlanRequest& request, absl::StatusOr<Plan> plan) {
+// The planner's answer to a valid request, canonical and checked; with `hash`, hashed in the
+// check's walk.
+absl::StatusOr<Plan> Checked(const Planner& planner, const PlanRequest& request, absl::StatusOr<Plan> plan,
+                             uint64_t* hash) {
   if (!plan.ok()) return plan.status();
   // Canonical first: the check then walks the entries in order instead of grouping them again.
-  if (absl::Status s = CanonicalizeAndValidate(request, *plan, LimitOf(planner)); !s.ok()) {
+  if (absl::Status s = CanonicalizeAndValidate(request, *plan, LimitOf(planner), hash); !s.ok()) {
     return absl::InternalError(absl::StrCat("planner ", std::string(planner.name()),
                                             " returned an invalid plan (entries in canonical order): ", s.message()));
   }
@@ -30,9 +32,9 @@ absl::StatusOr<Plan> Checked(const Planner& planner, const PlanRequest& request,
 // The same, scored.
 absl::StatusOr<ScoredPlan> Scored(const Planner& planner, const PlanRequest& request, absl::StatusOr<Plan> plan,
                                   double plan_time_us, std::span<const int64_t> expert_totals) {
-  absl::StatusOr<Plan> checked = Checked(planner, request, std::move(plan));
-  if (!checked.ok()) return checked.status();
   ScoredPlan out;
+  absl::StatusOr<Plan> checked = Checked(planner, request, std::move(plan), &out.hash);
+  if (!checked.ok()) return checked.status();
   out.plan = *std::move(checked);
   out.score = Score(request, out.plan, plan_time_us, expert_totals);
   return out;
@@ -54,12 +56,12 @@ absl::StatusOr<ScoredPlan> RunPlanner(Planner& planner, const PlanRequest& reque
   return Scored(planner, request, std::move(plan), MicrosecondsSince(start), expert_totals);
 }
 
-absl::StatusOr<Plan> CheckedPlan(Planner& planner, const PlanRequest& request) {
+absl::StatusOr<Plan> CheckedPlan(Planner& planner, const PlanRequest& request, uint64_t* hash) {
   // Summing each expert in the validation's pass costs it next to nothing (it is bound by
   // reading the load), and spares the planner a pass of its own.
   std::vector<int64_t> expert_totals;
   if (absl::Status s = ValidateRequest(request, LimitOf(planner), expert_totals); !s.ok()) return s;
-  return Checked(planner, request, planner.MakePlanWithTotals(request, expert_totals));
+  return Checked(planner, request, planner.MakePlanWithTotals(request, expert_totals), hash);
 }
 
 std::vector<absl::StatusOr<ScoredPlan>> RunPlannerBatch(Planner& planner,

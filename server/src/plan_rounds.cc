@@ -298,7 +298,7 @@ void PlanRounds::PlanTogether(std::span<const KeyedRound> rounds) {
     result->key = key;
     result->plan = std::move(scored[i]->plan);
     result->score = scored[i]->score;
-    result->identity = {slot->version(), PlanHash(result->plan), Provenance::kDaemonRound, ""};
+    result->identity = {slot->version(), scored[i]->hash, Provenance::kDaemonRound, ""};
     result->planner = slot->name();
     Publish(*round, std::move(result));
     planned_keys.push_back(key);

@@ -12,7 +12,6 @@
 #include "absl/time/clock.h"
 #include "google/protobuf/arena.h"
 #include "taot/planner/case_json.h"
-#include "taot/planner/plan_hash.h"
 #include "taot/planner/run_planner.h"
 #include "taot/wire/framer.h"
 #include "taot/wire/identity_wire.h"
@@ -617,7 +616,7 @@ absl::Status AdminService::DoPlanCase(const taot::v1::PlanCaseRequest& request, 
   RoundPlan result;
   result.plan = std::move(scored->plan);
   result.score = scored->score;
-  result.identity = {0, PlanHash(result.plan), Provenance::kDaemonRound, ""};
+  result.identity = {0, scored->hash, Provenance::kDaemonRound, ""};
   result.planner = name;
   ToProto(result, response);
   return absl::OkStatus();

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "taot/planner/plan_hash.h"
 #include "taot/planner/registry.h"
 #include "test_requests.h"
 
@@ -186,11 +187,11 @@ TEST(ValidatePlanTest, CallsValidExactlyThePlansThatKeepTheRules) {
   EXPECT_GT(invalid, 100);
 }
 
-// CanonicalizeAndValidate against its definition, Canonicalize then ValidatePlan: the same plan
-// after, bit for bit, and the same status, message included. Every planner's plans, whole (in a
-// planner's order, and canonical already) and broken one way each: an assignment's field moved
-// (out of range too), tokens raised, an entry repeated, a replica dropped, repeated, moved home
-// or out of range, the replicas out of order, and more replicas on a rank than it has slots.
+// CanonicalizeAndValidate against its definition, Canonicalize then ValidatePlan (then PlanHash):
+// the same plan after, bit for bit, the same status, message included, and the same hash. Every planner's plans, whole
+// (in a planner's order, and canonical already) and broken one way each: an assignment's field moved (out of range
+// too), tokens raised, an entry repeated, a replica dropped, repeated, moved home or out of range, the replicas out of
+// order, and more replicas on a rank than it has slots.
 TEST(CanonicalizeAndValidateTest, IsCanonicalizeThenValidatePlan) {
   std::mt19937_64 rng(5);
   int valid = 0, invalid = 0, reordered = 0;
@@ -252,6 +253,12 @@ TEST(CanonicalizeAndValidateTest, IsCanonicalizeThenValidatePlan) {
         const absl::Status status = CanonicalizeAndValidate(request, got, limit);
         EXPECT_EQ(status, want) << name << " seed " << seed << " trial " << trial;
         EXPECT_EQ(got, expected) << name << " seed " << seed << " trial " << trial;
+        // Hashed in its walk: PlanHash's value where the plan is valid, nothing written where not.
+        Plan hashed = broken;
+        uint64_t hash = 7;
+        EXPECT_EQ(CanonicalizeAndValidate(request, hashed, limit, &hash), want) << name << " trial " << trial;
+        EXPECT_EQ(hashed, expected) << name << " seed " << seed << " trial " << trial;
+        EXPECT_EQ(hash, want.ok() ? PlanHash(expected) : 7) << name << " seed " << seed << " trial " << trial;
         (want.ok() ? valid : invalid) += 1;
         reordered += !(broken == expected);
       }
@@ -260,6 +267,38 @@ TEST(CanonicalizeAndValidateTest, IsCanonicalizeThenValidatePlan) {
   EXPECT_GT(valid, 50);
   EXPECT_GT(invalid, 150);
   EXPECT_GT(reordered, 100) << "most plans must need sorting";
+}
+
+// Each field is hashed with the width of its widest value over the whole plan, which the check's
+// pass over the entries finds before it sorts them: wherever that value is (the first entry, one
+// in the middle, the last, in the planner's order and in canonical order), the hash is PlanHash's.
+TEST(CanonicalizeAndValidateTest, HashesEachFieldAtItsWidestValueWhereverItIs) {
+  // 300 ranks (a source and a rank of two bytes), 600 experts (two bytes), every source routes
+  // 3 tokens to each expert and source 299 routes 70,000 (three bytes) to expert 599.
+  std::vector<std::vector<int64_t>> rows(300, std::vector<int64_t>(600, 3));
+  rows[299][599] = 70000;
+  const PlanRequest request = testing::MakeRequest(300, 600, 3, rows);
+  // Expert e lives on rank e / 2; its replica on rank 0 (expert 599's too).
+  for (const int wide_at : {0, 3, 6}) {
+    Plan plan;
+    plan.replicas = {{4, 0}, {7, 0}};
+    const std::vector<Assignment> narrow = {{1, 4, 0, 2}, {5, 7, 0, 3}, {2, 4, 0, 1},
+                                            {9, 7, 0, 3}, {8, 4, 0, 3}, {3, 7, 0, 2}};
+    plan.assignments = narrow;
+    const Assignment wide{299, 599, 0, 70000};
+    plan.replicas.push_back({599, 0});
+    plan.assignments.insert(plan.assignments.begin() + wide_at, wide);
+    Plan expected = plan;
+    Canonicalize(expected);
+    ASSERT_TRUE(ValidatePlan(request, expected).ok()) << ValidatePlan(request, expected).message();
+    uint64_t hash = 0;
+    ASSERT_TRUE(CanonicalizeAndValidate(request, plan, SlotLimit::kEnforced, &hash).ok());
+    EXPECT_EQ(hash, PlanHash(expected)) << "the wide entry at " << wide_at;
+    // And where the plan comes canonical already.
+    uint64_t again = 0;
+    ASSERT_TRUE(CanonicalizeAndValidate(request, expected, SlotLimit::kEnforced, &again).ok());
+    EXPECT_EQ(again, PlanHash(expected));
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "taot/planner/load_stats.h"
+#include "taot/planner/plan_hash.h"
 #include "test_requests.h"
 
 namespace taot {
@@ -122,17 +123,22 @@ TEST_P(PlannerTest, ABatchWithTheTotalsPlansWhatMakePlanPlans) {
   }
 }
 
-// Local planning's stage without the scorecard: RunPlanner's plan and RunPlanner's errors.
+// Local planning's stage without the scorecard: RunPlanner's plan and RunPlanner's errors. Both
+// hash the plan in their check's walk: PlanHash's value.
 TEST_P(PlannerTest, CheckedPlanIsRunPlannersPlanWithoutTheScore) {
   for (uint64_t seed = 1; seed <= 4; ++seed) {
     PlanRequest request = RandomRequest(16, 64, 2, seed);
     if (seed == 3) request.load.row(2)[7] = -4;
     if (seed == 4) request.resident = {{3, 9}, {40, 1}};
     const absl::StatusOr<ScoredPlan> run = RunPlanner(*NewPlanner(), request);
-    const absl::StatusOr<Plan> checked = CheckedPlan(*NewPlanner(), request);
+    uint64_t hash = 0;
+    const absl::StatusOr<Plan> checked = CheckedPlan(*NewPlanner(), request, &hash);
     ASSERT_EQ(checked.status(), run.status()) << GetParam().name << " seed " << seed;
+    EXPECT_EQ(CheckedPlan(*NewPlanner(), request).status(), run.status()) << GetParam().name << " seed " << seed;
     if (run.ok()) {
       EXPECT_EQ(*checked, run->plan) << GetParam().name << " seed " << seed;
+      EXPECT_EQ(hash, PlanHash(run->plan)) << GetParam().name << " seed " << seed;
+      EXPECT_EQ(run->hash, PlanHash(run->plan)) << GetParam().name << " seed " << seed;
     }
   }
 }

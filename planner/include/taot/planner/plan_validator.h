@@ -1,6 +1,7 @@
 // The rules every plan obeys, whoever made it (a built-in planner, a plugin, a file).
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string_view>
 
@@ -24,8 +25,11 @@ absl::Status ValidatePlan(const PlanRequest& request, const Plan& plan, SlotLimi
 // same error, naming the entry in canonical order) in fewer passes over the entries: one pass
 // checks their ranges and whether they are canonical already, and the counting sort by source
 // then needs no pass of its own to bound the sources. What every plan a trainer or the daemon
-// uses goes through (RunPlanner, CheckedPlan).
-absl::Status CanonicalizeAndValidate(const PlanRequest& request, Plan& plan, SlotLimit limit = SlotLimit::kEnforced);
+// uses goes through (RunPlanner, CheckedPlan). With `hash`, a valid plan's PlanHash goes there,
+// made in the check's walk over the canonical plan (the hash's chain of multiplies then runs in
+// the check's shadow).
+absl::Status CanonicalizeAndValidate(const PlanRequest& request, Plan& plan, SlotLimit limit = SlotLimit::kEnforced,
+                                     uint64_t* hash = nullptr);
 
 // The replica rules alone (range, never on the home, no pair twice, at most slots_per_rank per
 // rank unless lifted), for any list of replicas; errors start with `field`[i] (e.g. "resident[2]: ...").

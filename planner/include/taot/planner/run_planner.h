@@ -2,6 +2,7 @@
 // score.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -16,6 +17,7 @@ namespace taot {
 struct ScoredPlan {
   Plan plan;
   Scorecard score;
+  uint64_t hash = 0;  // PlanHash(plan), made in the check's walk over it
 };
 
 // Validates the request (summing each expert's tokens in the same pass), times
@@ -27,8 +29,9 @@ absl::StatusOr<ScoredPlan> RunPlanner(Planner& planner, const PlanRequest& reque
 // RunPlanner without the scorecard, for a caller that uses only the plan: a trainer planning
 // locally, on the critical path of every layer, where the score's passes over the load and the
 // plan were a fifth of the stage (docs/performance.md, "The checks around a plan"). The same plan,
-// canonical and checked.
-absl::StatusOr<Plan> CheckedPlan(Planner& planner, const PlanRequest& request);
+// canonical and checked. With `hash`, the plan's PlanHash goes there, made in the check's walk
+// over the plan, where a pass of its own cost as much as the check (CanonicalizeAndValidate).
+absl::StatusOr<Plan> CheckedPlan(Planner& planner, const PlanRequest& request, uint64_t* hash = nullptr);
 
 // RunPlanner for requests that are ready together, planned in one planner.MakePlansWithTotals
 // call (one launch on a device), with the experts' totals of the validation's pass: out[i] is
