@@ -16,10 +16,11 @@
 // the family where a first plan costs most against a later one). Both run for
 // about --budget-ms each (at least 3 plans). stage: the warm instance inside CheckedPlan, what a
 // trainer's local planning runs on the critical path (the request checked, the plan made
-// canonical and checked). split: what the predictive mode runs at the layer instead of a plan,
+// canonical, checked and hashed, the hash in the check's walk). split: what the predictive mode runs at the layer instead of a plan,
 // a kept ReplicaSplitter over the replicas of the planner's plan of the case. One core; compare
 // planners within one run.
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -71,7 +72,8 @@ bool PrintFamilies(const std::string& name, int ranks, int experts, int slots, b
       std::unique_ptr<taot::Planner> fresh = taot::PlannerRegistry::BuiltIn().Create(name).value();
       (void)fresh->MakePlan(request);
     });
-    const double stage_us = MedianOver(budget_ms, [&] { (void)taot::CheckedPlan(*warm, request); });
+    uint64_t hash = 0;
+    const double stage_us = MedianOver(budget_ms, [&] { (void)taot::CheckedPlan(*warm, request, &hash); });
     taot::ReplicaSplitter splitter;
     const double split_us = MedianOver(budget_ms, [&] { (void)splitter.Split(request, plan->replicas); });
     rows.push_back({family.name, warm_us, cold_us, stage_us, split_us});
