@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <random>
+#include <string>
+#include <tuple>
 
 #include "taot/planner/plan.h"
 #include "taot/planner/registry.h"
@@ -44,6 +46,38 @@ TEST(CanonicalizeTest, OrdersEntriesNoValidPlanHasAsThePlainSortDoes) {
   Canonicalize(canonical);
   EXPECT_EQ(canonical, Sorted(plan));
   Canonicalize(canonical);  // already canonical: unchanged
+  EXPECT_EQ(canonical, Sorted(plan));
+}
+
+// A planner's own order (taot's: by expert, each expert's guests out of rank order), and the same
+// entries by expert with each expert's in reverse (source, rank, tokens) order: each source's
+// entries come by expert, so they are sorted in place by insertion, as the plain sort orders them.
+TEST(CanonicalizeTest, OrdersEntriesThatComeByExpertAsThePlainSortDoes) {
+  int reordered = 0;
+  for (const std::string& name : PlannerRegistry::BuiltIn().names()) {
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      Plan plan =
+          PlannerRegistry::BuiltIn().Create(name).value()->MakePlan(testing::RandomRequest(16, 64, 2, seed)).value();
+      Plan canonical = plan;
+      Canonicalize(canonical);
+      EXPECT_EQ(canonical, Sorted(plan)) << name << " seed " << seed;
+      std::sort(plan.assignments.begin(), plan.assignments.end(), [](const Assignment& a, const Assignment& b) {
+        return std::tie(a.expert, b.source, b.rank, b.tokens) < std::tie(b.expert, a.source, a.rank, a.tokens);
+      });
+      canonical = plan;
+      Canonicalize(canonical);
+      EXPECT_EQ(canonical, Sorted(plan)) << name << " seed " << seed << ", each expert's entries reversed";
+      reordered += !(plan == canonical);
+    }
+  }
+  EXPECT_GT(reordered, 10);
+  // Entries no valid plan has, by expert: an expert and ranks below zero, (source, expert, rank)
+  // twice with other tokens.
+  Plan plan;
+  plan.assignments = {{3, -1, 4, 1}, {3, -1, -2, 1}, {3, 0, 7, 2}, {3, 0, -5, 3},
+                      {3, 0, 7, 1},  {3, 5, 2, 2},   {3, 5, 1, 9}, {3, 5, 1, 4}};
+  Plan canonical = plan;
+  Canonicalize(canonical);
   EXPECT_EQ(canonical, Sorted(plan));
 }
 
