@@ -2,7 +2,8 @@
 // each assignment in canonical order, so that a pass over the canonical plan that does other
 // work per entry can hash it too. The hash is one chain of dependent multiplies (four cycles a
 // byte); work in the same loop runs in its shadow, where a pass of its own after the check was
-// as long as the check (docs/performance.md, "The checks around the plan").
+// as long as the check (docs/performance.md, "A new load at every layer, and the checks and the
+// hash in one walk").
 #pragma once
 
 #include <cstdint>

@@ -106,13 +106,15 @@ bool EntriesValid(const PlanRequest& request, It first, It last, const std::vect
 
 constexpr auto kNoVisit = [](const Assignment&) {};
 
-// Whether every assignment's fields are in range (a negative one reads as a large unsigned one)
-// with tokens > 0, and whether the entries come in canonical order, in one pass.
+// What CheckRanges finds.
 struct Ranges {
   bool in_range = true;
   bool canonical = true;
 };
-// With `fields`, also their bits for the hash's widths.
+
+// Whether every assignment's fields are in range (a negative one reads as a large unsigned one)
+// with tokens > 0, and whether the entries come in canonical order, in one pass; with kFields,
+// also the fields' bits, for the hash's widths.
 template <bool kFields>
 Ranges CheckRanges(const PlanRequest& request, const std::vector<Assignment>& assignments,
                    AssignmentFieldBits* fields = nullptr) {
