@@ -35,7 +35,8 @@ inline uint64_t ExpertRankKey(const Assignment& a) {
 // nodes'), so they are sorted in place by insertion, comparing packed keys: a pass whose branch
 // only fires at an entry out of order. Finding each expert's run and sorting it apart mispredicted
 // at the end of every run: a third of the canonical order's time at EP64 3 hot x30 (perf). Entries
-// not by expert (another planner's order) go to std::sort, where insertion could be quadratic.
+// not by expert (another planner's order), or so far out of order that insertion would move them
+// more than a few places each on average (a long run in reverse: quadratic), go to std::sort.
 template <typename It>
 void SortSourceEntries(It first, It last) {
   const auto expert_less = [](const Assignment& a, const Assignment& b) { return a.expert < b.expert; };
@@ -47,6 +48,7 @@ void SortSourceEntries(It first, It last) {
     const uint64_t b_key = ExpertRankKey(b);
     return a_key < b_key || (a_key == b_key && a.tokens < b.tokens);
   };
+  auto moves_left = 8 * (last - first);
   for (It i = first + (first != last); i < last; ++i) {
     const uint64_t key = ExpertRankKey(*i);
     if (!before(*i, key, *(i - 1))) continue;
@@ -57,6 +59,11 @@ void SortSourceEntries(It first, It last) {
       --j;
     } while (j != first && before(moved, key, *(j - 1)));
     *j = moved;
+    moves_left -= i - j;
+    if (moves_left < 0) {
+      std::sort(first, last, BeforeInSource);  // the entries are all there, some already placed
+      return;
+    }
   }
 }
 

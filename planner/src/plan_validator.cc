@@ -19,8 +19,9 @@
 namespace taot {
 namespace {
 
-// Runs on every plan the daemon returns, so it is a single pass with hashed lookups, and the
-// messages (strings) are made only for the entry that fails.
+// Names the first entry that breaks a rule: run only on a plan the array check (AssignmentsValid,
+// CanonicalEntriesValid) found invalid, one pass with hashed lookups, the message made only for
+// the entry that fails.
 absl::Status CheckAssignments(const PlanRequest& request, const Plan& plan) {
   absl::flat_hash_set<std::pair<int, int>> replicas;
   replicas.reserve(plan.replicas.size());
@@ -51,12 +52,14 @@ absl::Status CheckAssignments(const PlanRequest& request, const Plan& plan) {
       return fail("(source ", a.source, ", expert ", a.expert, ", rank ", a.rank, ") appears twice");
     }
     int64_t& total = sent[std::pair{a.source, a.expert}];
-    total += a.tokens;
     const int64_t load = request.load.at(a.source, a.expert);
-    if (total > load) {
-      return fail("source ", a.source, " sends ", total, " tokens of expert ", a.expert, " to guests but routes only ",
-                  load, " to it");
+    // Compared before adding: the sum of a count near the int64 limit would overflow. Both terms
+    // are non-negative (total never passes load), so their unsigned sum is exact.
+    if (a.tokens > load - total) {
+      return fail("source ", a.source, " sends ", static_cast<uint64_t>(total) + static_cast<uint64_t>(a.tokens),
+                  " tokens of expert ", a.expert, " to guests but routes only ", load, " to it");
     }
+    total += a.tokens;
   }
   return absl::OkStatus();
 }
@@ -97,8 +100,9 @@ bool EntriesValid(const PlanRequest& request, It first, It last, const std::vect
     const Assignment* before = it != first ? &deref(*(it - 1)) : nullptr;
     const bool same = before != nullptr && before->source == a.source && before->expert == a.expert;
     if (same && before->rank == a.rank) return false;  // the triple twice
-    sent = (same ? sent : 0) + a.tokens;
-    if (sent > request.load.at(a.source, a.expert)) return false;
+    const int64_t sent_before = same ? sent : 0;       // never past the load, so the test cannot overflow
+    if (a.tokens > request.load.at(a.source, a.expert) - sent_before) return false;
+    sent = sent_before + a.tokens;
     on_entry(a);
   }
   return true;
@@ -162,7 +166,7 @@ bool CanonicalEntriesValid(const PlanRequest& request, const Plan& plan, OnEntry
 bool AssignmentsValid(const PlanRequest& request, const Plan& plan) {
   const Ranges ranges = CheckRanges<false>(request, plan.assignments);
   if (!ranges.in_range) return false;
-  // A canonical plan (RunPlanner makes it so before it is checked) is walked in place.
+  // A canonical plan (as Canonicalize leaves it) is walked in place.
   if (ranges.canonical) return CanonicalEntriesValid(request, plan, kNoVisit);
   // Otherwise the entries by source; each source's by (expert, rank), so that a pair twice is
   // adjacent.

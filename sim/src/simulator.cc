@@ -109,7 +109,7 @@ absl::Status Run::Microbatch(int step, int layer, int mb, LayerState& state, Tot
   if (predictive) {
     const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<Plan> split = splitter_.Split(request, request.resident);
-    if (split.ok()) (void)PlanHash(*split);
+    if (split.ok()) scored.hash = PlanHash(*split);
     const double split_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     if (!split.ok()) return split.status();
     scored.plan = *std::move(split);
@@ -119,8 +119,8 @@ absl::Status Run::Microbatch(int step, int layer, int mb, LayerState& state, Tot
     // made, canonical and checked (CheckedPlan), and hashed. The scorecard is for these figures
     // only.
     const auto start = std::chrono::steady_clock::now();
-    uint64_t hash = 0;  // as the client's: made in the check's walk
-    absl::StatusOr<Plan> planned = CheckedPlan(planner_, request, &hash);
+    // Hashed as the client's is: in the check's walk.
+    absl::StatusOr<Plan> planned = CheckedPlan(planner_, request, &scored.hash);
     const double stage_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     if (!planned.ok()) return planned.status();
     scored.plan = *std::move(planned);

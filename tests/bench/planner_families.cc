@@ -13,12 +13,12 @@
 // leaves (rows marked "+ resident").
 // warm: one planner instance planning the same case again and again (its scratch reused), the
 // median plan; cold: a new instance's first plan, the median over fresh instances (cold / warm:
-// the family where a first plan costs most against a later one). Both run for
-// about --budget-ms each (at least 3 plans). stage: the warm instance inside CheckedPlan, what a
-// trainer's local planning runs on the critical path (the request checked, the plan made
-// canonical, checked and hashed, the hash in the check's walk). split: what the predictive mode runs at the layer
-// instead of a plan, a kept ReplicaSplitter over the replicas of the planner's plan of the case. One core; compare
-// planners within one run.
+// the family where a first plan costs most against a later one). Both run for about --budget-ms
+// each (at least 3 plans). stage: the warm instance inside CheckedPlan, what a trainer's local
+// planning runs on the critical path (the request checked, the plan made canonical, checked and
+// hashed, the hash in the check's walk). split: what the predictive mode runs at the layer
+// instead of a plan, a kept ReplicaSplitter over the replicas of the planner's plan of the case.
+// One core; compare planners within one run.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>

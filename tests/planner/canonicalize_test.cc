@@ -79,6 +79,14 @@ TEST(CanonicalizeTest, OrdersEntriesThatComeByExpertAsThePlainSortDoes) {
   Plan canonical = plan;
   Canonicalize(canonical);
   EXPECT_EQ(canonical, Sorted(plan));
+  // One expert's long run in reverse rank order (insertion would be quadratic: it stops and sorts
+  // the whole source), after a few entries in order and before one more expert.
+  plan.assignments = {{0, 1, 5, 2}, {0, 2, 1, 3}};
+  for (int rank = 599; rank >= 0; --rank) plan.assignments.push_back({0, 3, rank, 1 + rank % 7});
+  plan.assignments.push_back({0, 4, 2, 8});
+  canonical = plan;
+  Canonicalize(canonical);
+  EXPECT_EQ(canonical, Sorted(plan));
 }
 
 }  // namespace

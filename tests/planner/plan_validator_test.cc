@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -60,6 +61,12 @@ TEST(ValidatePlanTest, RejectsEachBrokenRule) {
   plan.replicas = {{0, 1}, {0, 2}};
   plan.assignments = {{0, 0, 1, 30}, {0, 0, 2, 11}};
   EXPECT_EQ(Error(plan), "assignments[1]: source 0 sends 41 tokens of expert 0 to guests but routes only 40 to it");
+  // A count near the int64 limit after others of the same (source, expert): refused, its sum
+  // named exactly, with no overflow on the way (the sanitized build would say).
+  plan.assignments = {{0, 0, 1, 30}, {0, 0, 2, std::numeric_limits<int64_t>::max() - 7}};
+  EXPECT_EQ(Error(plan),
+            "assignments[1]: source 0 sends 9223372036854775830 tokens of expert 0 to guests but routes only 40 "
+            "to it");
   plan.assignments = {{0, 0, 1, 3}, {0, 0, 1, 3}};
   EXPECT_EQ(Error(plan), "assignments[1]: (source 0, expert 0, rank 1) appears twice");
   plan.assignments = {{5, 0, 1, 3}};
@@ -238,8 +245,21 @@ TEST(CanonicalizeAndValidateTest, IsCanonicalizeThenValidatePlan) {
               std::swap(broken.replicas.front(), broken.replicas.back());
               break;
             case 8:
-              broken.replicas.erase(broken.replicas.begin() +
-                                    static_cast<std::ptrdiff_t>(rng() % broken.replicas.size()));
+              if (trial % 2 == 0) {
+                broken.replicas.erase(broken.replicas.begin() +
+                                      static_cast<std::ptrdiff_t>(rng() % broken.replicas.size()));
+              } else {
+                // More replicas on r's rank than it has slots: experts it does not hold, homed elsewhere.
+                const int rank = r.rank;
+                for (int e = 0, added = 0; e < request.experts() && added < request.slots_per_rank(); ++e) {
+                  const Replica extra{e, rank};
+                  if (request.home_of(e) != rank &&
+                      std::find(broken.replicas.begin(), broken.replicas.end(), extra) == broken.replicas.end()) {
+                    broken.replicas.push_back(extra);
+                    ++added;
+                  }
+                }
+              }
               break;
             default:
               break;
@@ -274,16 +294,17 @@ TEST(CanonicalizeAndValidateTest, IsCanonicalizeThenValidatePlan) {
 // in the middle, the last, in the planner's order and in canonical order), the hash is PlanHash's.
 TEST(CanonicalizeAndValidateTest, HashesEachFieldAtItsWidestValueWhereverItIs) {
   // 300 ranks (a source and a rank of two bytes), 600 experts (two bytes), every source routes
-  // 3 tokens to each expert and source 299 routes 70,000 (three bytes) to expert 599.
+  // 3 tokens to each expert and source 299 routes 70,000 (three bytes) to expert 599. Expert 7
+  // also has a replica on rank 290 (two bytes), which source 6 sends to.
   std::vector<std::vector<int64_t>> rows(300, std::vector<int64_t>(600, 3));
   rows[299][599] = 70000;
   const PlanRequest request = testing::MakeRequest(300, 600, 3, rows);
   // Expert e lives on rank e / 2; its replica on rank 0 (expert 599's too).
-  for (const int wide_at : {0, 3, 6}) {
+  for (const int wide_at : {0, 3, 7}) {
     Plan plan;
-    plan.replicas = {{4, 0}, {7, 0}};
-    const std::vector<Assignment> narrow = {{1, 4, 0, 2}, {5, 7, 0, 3}, {2, 4, 0, 1},
-                                            {9, 7, 0, 3}, {8, 4, 0, 3}, {3, 7, 0, 2}};
+    plan.replicas = {{4, 0}, {7, 0}, {7, 290}};
+    const std::vector<Assignment> narrow = {{1, 4, 0, 2}, {5, 7, 0, 3},   {2, 4, 0, 1}, {9, 7, 0, 3},
+                                            {8, 4, 0, 3}, {6, 7, 290, 2}, {3, 7, 0, 2}};
     plan.assignments = narrow;
     const Assignment wide{299, 599, 0, 70000};
     plan.replicas.push_back({599, 0});
