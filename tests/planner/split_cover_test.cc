@@ -168,6 +168,24 @@ void PieceAcross(PlacementState& s, int h) {
   if (e >= 0 && c >= 0) s.AddPiece(h, e, c, std::min({s.surplus(h), s.left(e), s.spare(c)}) / 2 + 1);
 }
 
+// Each hot rank of `request` at `cap`, in rank order, as the placement meets it: its node
+// deferred, and every other one first given a piece across nodes, which a cover grows first.
+// weigh(s, split, h) checks h and covers it (or leaves it); then the node's deferral ends.
+template <typename Weigh>
+void ForEachHotRank(const PlanRequest& request, int64_t cap, Weigh weigh) {
+  BoundState b(request, cap);
+  PlacementState& s = b.state;
+  SplitCover split;
+  split.Resize(request.ranks(), request.experts());
+  for (int h = 0; h < request.ranks(); ++h) {
+    if (s.surplus(h) <= 0) continue;
+    s.DeferNode(s.topology().node_of(h));
+    if (h % 2 == 1) PieceAcross(s, h);
+    weigh(s, split, h);
+    s.EndDeferral();
+  }
+}
+
 // Bursts (one expert of a rank made 8-40x hotter), where many pieces inside win, ranks that
 // already hold pieces across nodes (what a cover grows first), and resident replicas (free
 // pieces, inside and across); with and without a bound, and with a cost past which a split is
@@ -185,15 +203,8 @@ TEST(SplitCoverTest, ThePrunedSearchFindsTheSplitThatWeighingEveryJFinds) {
     if (seed % 5 == 4) request = testing::OnRandomMatrix(std::move(request), 4, seed);
     if (seed % 3 == 1) AddResidents(request, seed);
     const LoadSums sums = SumLoads(request);
-    BoundState b(request, LoadCap(sums.total, ranks, 2.0 + static_cast<double>(seed % 3) * 4.0));
-    PlacementState& s = b.state;
-    SplitCover split;
-    split.Resize(ranks, experts);
-    for (int h = 0; h < ranks; ++h) {
-      if (s.surplus(h) <= 0) continue;
-      s.DeferNode(s.topology().node_of(h));
-      // Every other hot rank first gets a piece across nodes, which a cover grows first.
-      if (h % 2 == 1) PieceAcross(s, h);
+    const int64_t cap = LoadCap(sums.total, ranks, 2.0 + static_cast<double>(seed % 3) * 4.0);
+    ForEachHotRank(request, cap, [&](PlacementState& s, SplitCover& split, int h) {
       for (double bound : {kNoBound, s.cost() + 4.5}) {
         const SplitCover::Split want = EveryJ(s, h, bound);
         const SplitCover::Split got = split.Plan(s, h, bound);
@@ -225,8 +236,7 @@ TEST(SplitCoverTest, ThePrunedSearchFindsTheSplitThatWeighingEveryJFinds) {
         split.Plan(s, h, kNoBound);
         split.Apply(s, h);
       }
-      s.EndDeferral();
-    }
+    });
   }
   EXPECT_GT(compared, 600);
   EXPECT_GT(inside, 150);  // the pieces inside mattered, not only j = 0
@@ -250,31 +260,24 @@ TEST(SplitCoverTest, SplitsThatLeaveSomeOverAreWeighedAsEveryJWeighsThem) {
     }
     if (seed % 4 == 3) AddResidents(request, seed);
     const LoadSums sums = SumLoads(request);
-    BoundState b(request, LoadCap(sums.total, ranks, static_cast<double>(seed % 3)));
-    PlacementState& s = b.state;
-    SplitCover split;
-    split.Resize(ranks, experts);
-    for (int h = 0; h < ranks; ++h) {
-      if (s.surplus(h) <= 0) continue;
-      s.DeferNode(s.topology().node_of(h));
-      if (h % 2 == 1) PieceAcross(s, h);
-      // What the skip rests on: after any number of pieces inside, the cover across places no
-      // more than AcrossRoom.
-      const int64_t across = SplitCover::AcrossRoom(s, h);
-      const SplitCover::Split want = EveryJ(s, h, kNoBound, [&](int j, int64_t placed) {
-        EXPECT_LE(placed, across) << "seed " << seed << ", rank " << h << ", j " << j;
-        full_across += placed == across ? 1 : 0;
-      });
-      const SplitCover::Split got = split.Plan(s, h, kNoBound);
-      EXPECT_EQ(got.inside, want.inside) << "seed " << seed << ", rank " << h;
-      EXPECT_EQ(got.key, want.key) << "seed " << seed << ", rank " << h;
-      if (std::get<0>(want.key) > 0) {
-        ++uncovered;
-        uncovered_inside += want.inside > 0 ? 1 : 0;
-      }
-      split.Apply(s, h);
-      s.EndDeferral();
-    }
+    ForEachHotRank(request, LoadCap(sums.total, ranks, static_cast<double>(seed % 3)),
+                   [&](PlacementState& s, SplitCover& split, int h) {
+                     // What the skip rests on: after any number of pieces inside, the cover across places no
+                     // more than AcrossRoom.
+                     const int64_t across = SplitCover::AcrossRoom(s, h);
+                     const SplitCover::Split want = EveryJ(s, h, kNoBound, [&](int j, int64_t placed) {
+                       EXPECT_LE(placed, across) << "seed " << seed << ", rank " << h << ", j " << j;
+                       full_across += placed == across ? 1 : 0;
+                     });
+                     const SplitCover::Split got = split.Plan(s, h, kNoBound);
+                     EXPECT_EQ(got.inside, want.inside) << "seed " << seed << ", rank " << h;
+                     EXPECT_EQ(got.key, want.key) << "seed " << seed << ", rank " << h;
+                     if (std::get<0>(want.key) > 0) {
+                       ++uncovered;
+                       uncovered_inside += want.inside > 0 ? 1 : 0;
+                     }
+                     split.Apply(s, h);
+                   });
   }
   EXPECT_GT(uncovered, 100);
   EXPECT_GT(uncovered_inside, 50);  // where pieces inside left the least over, not only j = 0
