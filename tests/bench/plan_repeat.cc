@@ -4,6 +4,7 @@
 // (instructions per plan = (count at N=21 - count at N=1) / 20; tests/bench/icount.sh does it).
 // Several CASE files, comma-separated, are planned in turn (a new load each plan, as a trainer
 // meets them): with valgrind's --branch-sim=yes, the mispredicted branches of fresh loads.
+// --fresh makes every plan a new planner's first (issue 16's cold plan), for perf and callgrind.
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> case_paths;
   std::string planner_name = "taot";
   int count = 0;
+  bool fresh = false;
   CLI::App app("plan_repeat: plans one CASE N times with one planner (prints the assignments made in all)");
   app.add_option("case", case_paths, "CASE file (taot gen), or several, comma-separated, planned in turn")
       ->required()
@@ -28,6 +30,7 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_option("count", count, "Plans to make")->required()->check(CLI::Range(0, 100000000));
   app.add_option("planner", planner_name, "Planner (default taot)")->check(taot::bench::BuiltInPlanner());
+  app.add_flag("--fresh", fresh, "Create a new planner for every plan (each a first plan)");
   if (const std::optional<int> code = taot::cli::ParseOrExit(app, argc, argv, "plan_repeat")) return *code;
   std::vector<taot::PlanRequest> requests;
   for (const std::string& path : case_paths) {
@@ -44,6 +47,7 @@ int main(int argc, char** argv) {
   auto planner = taot::PlannerRegistry::BuiltIn().Create(planner_name).value();
   size_t assignments = 0;
   for (int i = 0; i < count; ++i) {
+    if (fresh) planner = taot::PlannerRegistry::BuiltIn().Create(planner_name).value();
     absl::StatusOr<taot::Plan> plan = planner->MakePlan(requests[static_cast<size_t>(i) % requests.size()]);
     if (!plan.ok()) {
       std::cerr << "plan_repeat: " << plan.status().message() << "\n";

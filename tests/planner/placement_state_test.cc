@@ -1,5 +1,6 @@
 #include "planners/placement_state.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -32,8 +33,8 @@ TEST(PlacementStateTest, ResetSplitsEveryRankIntoSurplusAndRoom) {
   // Loads 50, 15, 40, 15 on two nodes of two ranks; cap 30.
   BoundState b(OneRow(4, 8, 2, {30, 20, 10, 5, 40, 0, 0, 15}, 2), 30);
   const PlacementState& s = b.state;
-  EXPECT_EQ(s.surpluses(), (std::vector<int64_t>{20, 0, 10, 0}));
-  EXPECT_EQ(s.spares(), (std::vector<int64_t>{0, 15, 0, 15}));
+  EXPECT_THAT(s.surpluses(), ::testing::ElementsAre(20, 0, 10, 0));
+  EXPECT_THAT(s.spares(), ::testing::ElementsAre(0, 15, 0, 15));
   EXPECT_EQ(s.left(0), 30);
   EXPECT_EQ(s.left(7), 15);
   EXPECT_EQ(s.slots(2), 2);

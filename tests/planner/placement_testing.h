@@ -107,10 +107,19 @@ inline ::testing::AssertionResult SameState(const PlacementState& a, const Place
   const PlacementState::Values& x = a.values();
   const PlacementState::Values& y = b.values();
   std::ostringstream diff;
-  if (x.surplus != y.surplus) diff << " surplus";
-  if (x.spare != y.spare) diff << " spare";
-  if (x.left != y.left) diff << " left";
-  if (x.slots != y.slots) diff << " slots";
+  // Per rank, per expert and per node, through the queries (the state keeps them in one block).
+  auto differ = [&](int n, auto of) {
+    for (int i = 0; i < n; ++i) {
+      if (of(a, i) != of(b, i)) return true;
+    }
+    return false;
+  };
+  const int R = a.ranks();
+  if (differ(R, [](const PlacementState& s, int r) { return s.surplus(r); })) diff << " surplus";
+  if (differ(R, [](const PlacementState& s, int r) { return s.spare(r); })) diff << " spare";
+  if (differ(a.experts(), [](const PlacementState& s, int e) { return s.left(e); })) diff << " left";
+  const bool slots_differ = differ(R, [](const PlacementState& s, int r) { return s.slots(r); });
+  if (slots_differ) diff << " slots";
   if (x.cost != y.cost) diff << " cost (" << x.cost << " vs " << y.cost << ")";
   if (x.debt != y.debt) diff << " debt";
   if (x.pieces.size() != y.pieces.size()) {
@@ -121,9 +130,14 @@ inline ::testing::AssertionResult SameState(const PlacementState& a, const Place
       if (p.expert != q.expert || p.rank != q.rank || p.tokens != q.tokens) diff << " piece " << i;
     }
   }
-  if (x.first != y.first || x.last != y.last || x.next != y.next) diff << " piece lists";
-  if (x.open_other != y.open_other || x.indexed != y.indexed) diff << " bin index";
-  if (x.slots == y.slots) {
+  if (differ(R, [](const PlacementState& s, int h) { return s.first_piece(h); }) ||
+      differ(R, [](const PlacementState& s, int h) { return s.last_piece(h); }) || x.next != y.next) {
+    diff << " piece lists";
+  }
+  if (x.open_other != y.open_other || differ(R, [](const PlacementState& s, int c) { return s.indexed_room(c); })) {
+    diff << " bin index";
+  }
+  if (!slots_differ) {
     for (int c = 0; c < a.ranks(); ++c) {
       for (int i = 0; i < a.slots_per_rank() - a.slots(c); ++i) {
         if (a.held(c, i) != b.held(c, i)) diff << " held(" << c << ", " << i << ")";

@@ -22,7 +22,26 @@ void PlacementState::Bind(const PlanRequest& request, const LoadSums& sums) {
     for (const Replica& r : resident_) ++resident_start_[r.expert + 1];
     for (int e = 0; e < request.experts(); ++e) resident_start_[e + 1] += resident_start_[e];
   }
-  v_.held.assign(static_cast<size_t>(request.ranks()) * request.slots_per_rank(), 0);
+  // The 8-byte arrays first, so that every array starts aligned.
+  const auto R = static_cast<size_t>(request.ranks());
+  size_t at = 0;
+  auto place = [&](size_t& offset, size_t count, size_t size) {
+    offset = at;
+    at += count * size;
+  };
+  place(layout_.surplus, R, sizeof(int64_t));
+  place(layout_.spare, R, sizeof(int64_t));
+  place(layout_.indexed, R, sizeof(int64_t));
+  place(layout_.left, static_cast<size_t>(request.experts()), sizeof(int64_t));
+  place(layout_.node_stamp, static_cast<size_t>(request.topology().nodes()), sizeof(uint64_t));
+  place(layout_.slots, R, sizeof(int));
+  place(layout_.first, R, sizeof(int));
+  place(layout_.last, R, sizeof(int));
+  place(layout_.held, R * static_cast<size_t>(slots_per_rank_), sizeof(int));
+  layout_.bytes = at;
+  v_.arrays.Resize(layout_.bytes);
+  PointInto();
+  std::fill_n(a_.held, R * static_cast<size_t>(slots_per_rank_), 0);
   ReserveLists(v_);
 }
 
@@ -37,28 +56,28 @@ void PlacementState::ReserveLists(Values& values) const {
 void PlacementState::Reset(int64_t cap) {
   const int R = ranks();
   cap_ = cap;
-  v_.surplus.assign(static_cast<size_t>(R), 0);
-  v_.spare.assign(static_cast<size_t>(R), 0);
+  v_.arrays.Resize(layout_.bytes);  // a restore or swap may have left a block of other sizes
+  PointInto();
   for (int r = 0; r < R; ++r) {
     const int64_t l = sums_->rank_loads[r];
-    if (l > cap) v_.surplus[r] = l - cap;
-    if (l < cap) v_.spare[r] = cap - l;
+    a_.surplus[r] = l > cap ? l - cap : 0;
+    a_.spare[r] = l < cap ? cap - l : 0;
   }
-  v_.left = sums_->expert_totals;
-  v_.slots.assign(static_cast<size_t>(R), slots_per_rank_);
+  std::copy(sums_->expert_totals.begin(), sums_->expert_totals.end(), a_.left);
+  std::fill_n(a_.slots, R, slots_per_rank_);
   v_.cost = 0;
   v_.pieces.clear();
-  v_.first.assign(static_cast<size_t>(R), -1);
-  v_.last.assign(static_cast<size_t>(R), -1);
+  std::fill_n(a_.first, R, -1);
+  std::fill_n(a_.last, R, -1);
   v_.next.clear();
   v_.open_other.clear();
-  v_.indexed.assign(static_cast<size_t>(R), -1);
+  std::fill_n(a_.indexed, R, -1);
   deferred_node_ = -1;
-  v_.node_stamp.assign(static_cast<size_t>(topology_->nodes()), ++last_stamp_);
+  std::fill_n(a_.node_stamp, topology_->nodes(), ++last_stamp_);
   for (int r = 0; r < R; ++r) {
     if (tree_ && IsOpen(r)) {
-      v_.open_other.push_back({v_.spare[r], r});
-      v_.indexed[r] = v_.spare[r];
+      v_.open_other.push_back({a_.spare[r], r});
+      a_.indexed[r] = a_.spare[r];
     }
   }
   std::sort(v_.open_other.begin(), v_.open_other.end());
@@ -78,8 +97,8 @@ int PlacementState::ResidentAcross(int h) const {
 int64_t PlacementState::NodeExcess(int node) const {
   int64_t excess = 0;
   for (int r : topology_->ranks_of_node(node)) {
-    excess += v_.surplus[r];
-    if (IsOpen(r)) excess -= v_.spare[r];
+    excess += a_.surplus[r];
+    if (IsOpen(r)) excess -= a_.spare[r];
   }
   return excess;
 }
@@ -112,9 +131,9 @@ int PlacementState::BestFitBin(int h, int e, int64_t want, Scope scope) const {
     int best = -1;
     for (int c : topology_->ranks_of_node(topology_->node_of(h))) {
       if (c == h || !IsOpen(c)) continue;
-      const int64_t room = v_.spare[c];
+      const int64_t room = a_.spare[c];
       // Whether c would beat the best so far, before the dearer question whether it can host e.
-      const int64_t best_room = best < 0 ? 0 : v_.spare[best];
+      const int64_t best_room = best < 0 ? 0 : a_.spare[best];
       const bool better =
           best < 0 || (room >= want ? (best_room < want || room < best_room) : (best_room < want && room > best_room));
       if (better && !Holds(e, c)) best = c;
@@ -123,9 +142,9 @@ int PlacementState::BestFitBin(int h, int e, int64_t want, Scope scope) const {
   }
   // Ties to the lower rank: candidates come in rank order and only a smaller key replaces.
   auto key = [&](int c) {
-    const bool fits = v_.spare[c] >= want;
+    const bool fits = a_.spare[c] >= want;
     const double cost = PieceCost(h, e, c);
-    return std::make_tuple(!fits, fits ? cost : 0.0, fits ? v_.spare[c] : -v_.spare[c], cost);
+    return std::make_tuple(!fits, fits ? cost : 0.0, fits ? a_.spare[c] : -a_.spare[c], cost);
   };
   const std::span<const int> candidates =
       scope == Scope::kSameNode ? topology_->ranks_of_node(topology_->node_of(h)) : topology_->all_ranks();
@@ -141,10 +160,10 @@ int PlacementState::BestFitBin(int h, int e, int64_t want, Scope scope) const {
 // Changes.
 
 void PlacementState::Reindex(int c) {
-  const int64_t want = IsOpen(c) ? v_.spare[c] : -1;
-  const int64_t have = v_.indexed[c];
+  const int64_t want = IsOpen(c) ? a_.spare[c] : -1;
+  const int64_t have = a_.indexed[c];
   if (want == have) return;
-  v_.indexed[c] = want;
+  a_.indexed[c] = want;
   std::vector<Bin>& bins = v_.open_other;
   const Bin now{want, c};
   if (have < 0) {
@@ -160,10 +179,10 @@ void PlacementState::Reindex(int c) {
 }
 
 void PlacementState::Shift(int h, int e, int c, int64_t amount, int slots) {
-  v_.surplus[h] -= amount;
-  v_.left[e] -= amount;
-  v_.spare[c] -= amount;
-  v_.slots[c] -= slots;
+  a_.surplus[h] -= amount;
+  a_.left[e] -= amount;
+  a_.spare[c] -= amount;
+  a_.slots[c] -= slots;
   ReindexUnlessDeferred(c);
 }
 
@@ -172,17 +191,17 @@ void PlacementState::AddPiece(int h, int e, int c, int64_t amount) {
   u.expert = e;
   u.bin = c;
   u.amount = amount;
-  u.old_last = v_.last[h];
+  u.old_last = a_.last[h];
   Stamp(h, c, u);
   Log(u);
   const int K = slots_per_rank_;
   const int index = static_cast<int>(v_.pieces.size());
   v_.cost += PieceCost(h, e, c);
-  v_.held[static_cast<size_t>(c) * K + K - v_.slots[c]] = e;
+  a_.held[static_cast<size_t>(c) * K + K - a_.slots[c]] = e;
   v_.pieces.push_back({e, c, amount});
   v_.next.push_back(-1);
-  (v_.last[h] < 0 ? v_.first[h] : v_.next[v_.last[h]]) = index;
-  v_.last[h] = index;
+  (a_.last[h] < 0 ? a_.first[h] : v_.next[a_.last[h]]) = index;
+  a_.last[h] = index;
   Shift(h, e, c, amount, 1);
 }
 
@@ -202,13 +221,13 @@ void PlacementState::SetRoom(int r, int64_t surplus, int64_t spare) {
   Change u{Change::kRoom, r};
   u.surplus = surplus;
   u.spare = spare;
-  u.old_surplus = v_.surplus[r];
-  u.old_spare = v_.spare[r];
+  u.old_surplus = a_.surplus[r];
+  u.old_spare = a_.spare[r];
   u.bin = r;
   Stamp(r, r, u);
   Log(u);
-  v_.surplus[r] = surplus;
-  v_.spare[r] = spare;
+  a_.surplus[r] = surplus;
+  a_.spare[r] = spare;
   ReindexUnlessDeferred(r);
 }
 
@@ -246,8 +265,8 @@ void PlacementState::Rollback(size_t mark, std::vector<Change>* redo) {
       case Change::kAdd:
         v_.pieces.pop_back();
         v_.next.pop_back();
-        (u.old_last < 0 ? v_.first[u.rank] : v_.next[u.old_last]) = -1;
-        v_.last[u.rank] = u.old_last;
+        (u.old_last < 0 ? a_.first[u.rank] : v_.next[u.old_last]) = -1;
+        a_.last[u.rank] = u.old_last;
         Shift(u.rank, u.expert, u.bin, -u.amount, -1);
         break;
       case Change::kGrow: {
@@ -257,16 +276,16 @@ void PlacementState::Rollback(size_t mark, std::vector<Change>* redo) {
         break;
       }
       case Change::kRoom:
-        v_.surplus[u.rank] = u.old_surplus;
-        v_.spare[u.rank] = u.old_spare;
+        a_.surplus[u.rank] = u.old_surplus;
+        a_.spare[u.rank] = u.old_spare;
         ReindexUnlessDeferred(u.rank);
         break;
       case Change::kDebt:
         break;
     }
     if (u.kind != Change::kDebt) {
-      v_.node_stamp[static_cast<size_t>(topology_->node_of(u.bin))] = u.old_stamps[1];
-      v_.node_stamp[static_cast<size_t>(topology_->node_of(u.rank))] = u.old_stamps[0];
+      a_.node_stamp[static_cast<size_t>(topology_->node_of(u.bin))] = u.old_stamps[1];
+      a_.node_stamp[static_cast<size_t>(topology_->node_of(u.rank))] = u.old_stamps[0];
     }
     v_.cost = u.old_cost;
     v_.debt = u.old_debt;

@@ -3,10 +3,13 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
+#include "planners/array_block.h"
 #include "planners/plan_building.h"
 #include "taot/planner/plan_request.h"
 #include "taot/planner/topology.h"
@@ -64,20 +67,23 @@ class PlacementState {
     double debt = 0;                         // kDebt
     double old_cost = 0, old_debt = 0;
   };
-  // Everything a change touches.
+  // Everything a change touches: the fixed-length arrays (Arrays) in one block, the lists that
+  // grow as pieces are added, and two sums.
   struct Values {
-    std::vector<int64_t> surplus, spare, left;
-    std::vector<int> slots;
+    ArrayBlock arrays;
     double cost = 0;
     std::vector<Piece> pieces;
-    // Pieces of each home rank in order, as a list: first[h], then next[piece] (-1 ends).
-    std::vector<int> first, last, next;
-    std::vector<int> held;             // per rank, the experts of its pieces (K entries)
-    std::vector<Bin> open_other;       // open bins by (room, rank) (two-level topologies only)
-    std::vector<int64_t> indexed;      // per bin, the room open_other has it under (-1: absent)
-    double debt = 0;                   // estimated cost of the sheds that this node's handoffs leave to others
-    std::vector<uint64_t> node_stamp;  // per node, see PlacementState::node_stamp
+    std::vector<int> next;        // per piece, the home's next piece (-1 ends; see Arrays::first)
+    std::vector<Bin> open_other;  // open bins by (room, rank) (two-level topologies only)
+    double debt = 0;              // estimated cost of the sheds that this node's handoffs leave to others
   };
+
+  PlacementState() = default;
+  // A copy would point into the original's arrays; Values() and Restore() copy a state.
+  PlacementState(const PlacementState&) = delete;
+  PlacementState& operator=(const PlacementState&) = delete;
+  PlacementState(PlacementState&&) = default;  // the arrays' storage moves with it
+  PlacementState& operator=(PlacementState&&) = default;
 
   // Binds the state to one request (the references must outlive every later call); buffers
   // are kept between requests.
@@ -85,9 +91,15 @@ class PlacementState {
   // Every rank's surplus and room at `cap`, every expert whole, no pieces.
   void Reset(int64_t cap);
   const Values& values() const { return v_; }
-  void Restore(const Values& values) { v_ = values; }
+  void Restore(const Values& values) {
+    v_ = values;
+    PointInto();
+  }
   // Exchanges the state with `values` without copying either.
-  void SwapValues(Values& values) { std::swap(v_, values); }
+  void SwapValues(Values& values) {
+    std::swap(v_, values);
+    PointInto();
+  }
   // Gives the lists of `values` that grow during a plan (pieces, the open bins) the room of the
   // bound request's largest, so that values swapped in and out of a state never bring a smaller
   // buffer that the next plan would have to grow.
@@ -107,40 +119,43 @@ class PlacementState {
   int64_t total_load() const { return sums_->total; }
   int64_t cap() const { return cap_; }  // Reset's
 
-  int64_t surplus(int r) const { return v_.surplus[r]; }
-  int64_t spare(int r) const { return v_.spare[r]; }
-  int64_t left(int e) const { return v_.left[e]; }
-  int slots(int r) const { return v_.slots[r]; }
+  int64_t surplus(int r) const { return a_.surplus[r]; }
+  int64_t spare(int r) const { return a_.spare[r]; }
+  int64_t left(int e) const { return a_.left[e]; }
+  int slots(int r) const { return a_.slots[r]; }
   double cost() const { return v_.cost; }
   double debt() const { return v_.debt; }
-  const std::vector<int64_t>& surpluses() const { return v_.surplus; }
-  const std::vector<int64_t>& spares() const { return v_.spare; }
+  std::span<const int64_t> surpluses() const { return {a_.surplus, static_cast<size_t>(ranks())}; }
+  std::span<const int64_t> spares() const { return {a_.spare, static_cast<size_t>(ranks())}; }
   const std::vector<Piece>& pieces() const { return v_.pieces; }
   // h's pieces: first_piece(h), then next_piece(i), until -1.
-  int first_piece(int h) const { return v_.first[h]; }
+  int first_piece(int h) const { return a_.first[h]; }
   int next_piece(int i) const { return v_.next[i]; }
+  int last_piece(int h) const { return a_.last[h]; }  // -1 when h has none
   // h's piece of expert e on rank c, which must exist.
   int PieceOf(int h, int e, int c) const {
-    int i = v_.first[h];
+    int i = a_.first[h];
     while (v_.pieces[i].expert != e || v_.pieces[i].rank != c) i = v_.next[i];
     return i;
   }
   // The i-th expert rank c holds a piece of (i < K - slots(c)).
-  int held(int c, int i) const { return v_.held[static_cast<size_t>(c) * slots_per_rank_ + i]; }
+  int held(int c, int i) const { return a_.held[static_cast<size_t>(c) * slots_per_rank_ + i]; }
   // Open bins by (room, rank); two-level topologies only, and stale for a deferred node.
   const std::vector<Bin>& open_bins() const { return v_.open_other; }
+  // The room open_bins() holds bin c under (-1: not there).
+  int64_t indexed_room(int c) const { return a_.indexed[c]; }
 
   // Names the state of a node's ranks (their surplus, room, slots and pieces held, and their
   // experts' tokens left): a change to any of them gives the node a stamp never given before,
   // and a rollback gives it back the stamp it had. Equal stamps of a node mean an equal state
   // for as long as this object lives, so a caller may keep what it derived from a node's state
   // under the node's stamp (ChainCovers::CarryCache), across trials, passes and plans.
-  uint64_t node_stamp(int node) const { return v_.node_stamp[static_cast<size_t>(node)]; }
+  uint64_t node_stamp(int node) const { return a_.node_stamp[static_cast<size_t>(node)]; }
 
-  bool IsOpen(int c) const { return v_.spare[c] > 0 && v_.slots[c] > 0; }
+  bool IsOpen(int c) const { return a_.spare[c] > 0 && a_.slots[c] > 0; }
   bool Holds(int e, int c) const {
-    const int* held = v_.held.data() + static_cast<size_t>(c) * slots_per_rank_;
-    for (int i = 0, n = slots_per_rank_ - v_.slots[c]; i < n; ++i) {
+    const int* held = a_.held + static_cast<size_t>(c) * slots_per_rank_;
+    for (int i = 0, n = slots_per_rank_ - a_.slots[c]; i < n; ++i) {
       if (held[i] == e) return true;
     }
     return false;
@@ -183,16 +198,16 @@ class PlacementState {
   // Tokens of r's experts not placed yet, all together.
   int64_t TokensLeft(int r) const {
     int64_t sum = 0;
-    for (int x = r * per_rank_; x < (r + 1) * per_rank_; ++x) sum += v_.left[x];
+    for (int x = r * per_rank_; x < (r + 1) * per_rank_; ++x) sum += a_.left[x];
     return sum;
   }
   // h's expert with the most tokens left (the lowest among equals), or -1 when none has any.
   int LargestExpert(int h) const {
     int e = h * per_rank_;
     for (int x = e + 1; x < (h + 1) * per_rank_; ++x) {
-      if (v_.left[x] > v_.left[e]) e = x;
+      if (a_.left[x] > a_.left[e]) e = x;
     }
-    return v_.left[e] > 0 ? e : -1;
+    return a_.left[e] > 0 ? e : -1;
   }
   // The bin in `scope` for a piece of `want` tokens of h's expert e: the cheapest that takes it
   // whole, the tightest of those; failing that, the roomiest (the biggest piece), the cheapest
@@ -225,8 +240,8 @@ class PlacementState {
   void Log(Change& change);
   // Records in `change` the stamps of the nodes of `h` and `c`, then gives both a new one.
   void Stamp(int h, int c, Change& change) {
-    uint64_t& home = v_.node_stamp[static_cast<size_t>(topology_->node_of(h))];
-    uint64_t& bin = v_.node_stamp[static_cast<size_t>(topology_->node_of(c))];
+    uint64_t& home = a_.node_stamp[static_cast<size_t>(topology_->node_of(h))];
+    uint64_t& bin = a_.node_stamp[static_cast<size_t>(topology_->node_of(c))];
     change.old_stamps[0] = home;
     change.old_stamps[1] = bin;
     home = bin = ++last_stamp_;
@@ -239,6 +254,36 @@ class PlacementState {
   // Puts bin c where its room says in open_other (or takes it out once closed).
   void Reindex(int c);
 
+  // The arrays of Values::arrays, at the offsets Bind lays out for the request's sizes.
+  struct Arrays {
+    int64_t* surplus = nullptr;      // per rank
+    int64_t* spare = nullptr;        // per rank
+    int64_t* indexed = nullptr;      // per bin, the room open_other has it under (-1: absent)
+    int64_t* left = nullptr;         // per expert
+    uint64_t* node_stamp = nullptr;  // per node, see node_stamp()
+    int* slots = nullptr;            // per rank
+    // Pieces of each home rank in order, as a list: first[h], then Values::next[piece].
+    int* first = nullptr;
+    int* last = nullptr;
+    int* held = nullptr;  // per rank, the experts of its pieces (K entries)
+  };
+  struct Layout {
+    size_t surplus, spare, indexed, left, node_stamp, slots, first, last, held, bytes;
+  };
+  // Points a_ at v_'s arrays: after anything that may give v_ another block.
+  void PointInto() {
+    const ArrayBlock& b = v_.arrays;
+    a_ = {b.At<int64_t>(layout_.surplus),
+          b.At<int64_t>(layout_.spare),
+          b.At<int64_t>(layout_.indexed),
+          b.At<int64_t>(layout_.left),
+          b.At<uint64_t>(layout_.node_stamp),
+          b.At<int>(layout_.slots),
+          b.At<int>(layout_.first),
+          b.At<int>(layout_.last),
+          b.At<int>(layout_.held)};
+  }
+
   const Topology* topology_ = nullptr;
   const LoadSums* sums_ = nullptr;
   int per_rank_ = 0;
@@ -248,6 +293,8 @@ class PlacementState {
   std::vector<Replica> resident_;
   std::vector<int> resident_start_;  // expert e's resident replicas: resident_[start[e], start[e + 1])
   Values v_;
+  Layout layout_{};
+  Arrays a_;
   std::vector<Change> log_;
   bool logging_ = false;
   uint64_t last_stamp_ = 0;  // the last stamp given, never reused

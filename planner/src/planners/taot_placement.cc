@@ -30,8 +30,8 @@ const std::vector<int>& Placement::NodeOrder() {
   carriers_chosen_.assign(static_cast<size_t>(topo.nodes()), -1);
   carriers_handing_.assign(static_cast<size_t>(topo.nodes()), 0);
   if (state_.tree()) {
-    supply_ = state_.surpluses();
-    demand_ = state_.spares();
+    supply_.assign(state_.surpluses().begin(), state_.surpluses().end());
+    demand_.assign(state_.spares().begin(), state_.spares().end());
     demand_ranks_.clear();
     for (int n = 0; n < topo.nodes(); ++n) {
       for (int r : topo.ranks_of_node(n)) {
@@ -361,7 +361,7 @@ std::optional<std::tuple<int64_t, double>> Placement::CoverAll(const std::vector
   for (int h = 0; h < s.ranks(); ++h) {
     if (s.surplus(h) > 0) CoverRank(s, h, Scope::kAnywhere);
   }
-  const std::vector<int64_t>& surpluses = s.surpluses();
+  const std::span<const int64_t> surpluses = s.surpluses();
   if (std::any_of(surpluses.begin(), surpluses.end(), [](int64_t x) { return x > 0; })) {
     AbsorbCrumbs(s);
     for (int h = 0; h < s.ranks(); ++h) {
