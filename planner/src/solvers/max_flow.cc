@@ -49,20 +49,27 @@ bool MaxFlow::Levels(int source, int sink) {
   return level_[sink] >= 0;
 }
 
+// Pushes as many paths from `node` as `limit` and the level graph allow before returning, each
+// arc in turn (an arc is left only once it or what lies past it is blocked). The paths and
+// their amounts are those of pushing one path per descent from the source, in the same order,
+// without walking down the same arcs again for every path: the split's network has a path per
+// (expert, rank) share, and re-descending was most of the predictive split's flow time.
 int64_t MaxFlow::Push(int node, int sink, int64_t limit) {
   if (node == sink) return limit;
+  int64_t total = 0;
   for (size_t& k = next_[node]; k < out_[node].size(); ++k) {
     const int id = out_[node][k];
     Edge& e = edges_[id];
     if (e.capacity <= 0 || level_[e.to] != level_[node] + 1) continue;
-    const int64_t pushed = Push(e.to, sink, std::min(limit, e.capacity));
+    const int64_t pushed = Push(e.to, sink, std::min(limit - total, e.capacity));
     if (pushed > 0) {
       e.capacity -= pushed;
       edges_[id ^ 1].capacity += pushed;
-      return pushed;
+      total += pushed;
+      if (total == limit) return total;  // the arc may take more: the next push starts at it
     }
   }
-  return 0;
+  return total;
 }
 
 int64_t MaxFlow::Solve(int source, int sink) {
