@@ -51,9 +51,14 @@ class ArrayBlock {
   // The array of T that starts `offset` bytes in (a multiple of alignof(T), at most 16); null
   // while the block has never held anything.
   template <typename T>
-  T* At(size_t offset) const {
+  T* At(size_t offset) {
     static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
     return bytes_ ? std::launder(reinterpret_cast<T*>(bytes_.get() + offset)) : nullptr;
+  }
+  template <typename T>
+  const T* At(size_t offset) const {
+    static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
+    return bytes_ ? std::launder(reinterpret_cast<const T*>(bytes_.get() + offset)) : nullptr;
   }
 
  private:

@@ -272,7 +272,7 @@ class PlacementState {
   };
   // Points a_ at v_'s arrays: after anything that may give v_ another block.
   void PointInto() {
-    const ArrayBlock& b = v_.arrays;
+    ArrayBlock& b = v_.arrays;
     a_ = {b.At<int64_t>(layout_.surplus),
           b.At<int64_t>(layout_.spare),
           b.At<int64_t>(layout_.indexed),
