@@ -114,6 +114,10 @@ inline ::testing::AssertionResult SameState(const PlacementState& a, const Place
     }
     return false;
   };
+  if (a.ranks() != b.ranks() || a.experts() != b.experts()) {
+    return ::testing::AssertionFailure() << "differ in shape: " << a.ranks() << " ranks, " << a.experts()
+                                         << " experts against " << b.ranks() << ", " << b.experts();
+  }
   const int R = a.ranks();
   if (differ(R, [](const PlacementState& s, int r) { return s.surplus(r); })) diff << " surplus";
   if (differ(R, [](const PlacementState& s, int r) { return s.spare(r); })) diff << " spare";

@@ -58,6 +58,33 @@ TEST_P(PlannerTest, SameInputSamePlanBitForBit) {
   EXPECT_EQ(first, fresh);
 }
 
+// One instance that planned layers of other shapes in between (more and fewer ranks, experts
+// and slots, other nodes, resident replicas) plans what a new instance plans: nothing a plan
+// leaves in the planner's scratch (sized for the largest shape, laid out for the last) reaches
+// the next.
+TEST_P(PlannerTest, AKeptPlannerPlansAsANewOneDoes) {
+  std::vector<PlanRequest> requests;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    requests.push_back(RandomRequest(32, 128, 2, seed));
+    requests.push_back(RandomRequest(8, 16, 1, seed, /*ranks_per_node=*/4));
+    requests.push_back(RandomRequest(24, 96, 4, seed, /*ranks_per_node=*/6));
+  }
+  requests[3].resident = {{5, 20}, {40, 3}};
+  auto kept = NewPlanner();
+  for (int round = 0; round < 2; ++round) {
+    for (size_t i = 0; i < requests.size(); ++i) {
+      const absl::StatusOr<Plan> reused = kept->MakePlan(requests[i]);
+      const absl::StatusOr<Plan> fresh = NewPlanner()->MakePlan(requests[i]);
+      ASSERT_EQ(reused.ok(), fresh.ok()) << GetParam().name << " request " << i;
+      if (reused.ok()) {
+        EXPECT_EQ(*reused, *fresh) << GetParam().name << " request " << i << ", round " << round;
+      } else {
+        EXPECT_EQ(reused.status(), fresh.status()) << GetParam().name << " request " << i;
+      }
+    }
+  }
+}
+
 // The layers of a microbatch planned together (the daemon's batches, a device's one launch)
 // get the plans they get one by one; a request that is not valid gets its own error and leaves
 // the others' plans alone.

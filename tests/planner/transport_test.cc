@@ -219,29 +219,95 @@ TEST(MaxFlowTest, ResetForgetsTheLastNetwork) {
   EXPECT_TRUE(f.OnSourceSide(1));
 }
 
-// Max flow against brute force: on random networks of up to 8 nodes (parallel arcs, cycles, arcs
+// Dinic's algorithm as textbooks give it: one augmenting path per walk down from the source,
+// each node's current arc kept for the phase. MaxFlow sends several paths per walk and must
+// find the very same flow on every edge (the predictive split's shares, so its plans, are
+// those flows).
+class OnePathDinic {
+ public:
+  explicit OnePathDinic(int nodes) : out_(static_cast<size_t>(nodes)) {}
+  void AddEdge(int from, int to, int64_t capacity) {
+    out_[from].push_back(static_cast<int>(to_.size()));
+    to_.push_back(to);
+    room_.push_back(capacity);
+    out_[to].push_back(static_cast<int>(to_.size()));
+    to_.push_back(from);
+    room_.push_back(0);
+    original_.push_back(capacity);
+  }
+  void AddCapacity(int edge, int64_t extra) {
+    room_[2 * static_cast<size_t>(edge)] += extra;
+    original_[edge] += extra;
+  }
+  int64_t flow(int edge) const { return original_[edge] - room_[2 * static_cast<size_t>(edge)]; }
+  int64_t Solve(int source, int sink) {
+    int64_t total = 0;
+    for (;;) {
+      level_.assign(out_.size(), -1);
+      level_[source] = 0;
+      std::vector<int> queue = {source};
+      for (size_t head = 0; head < queue.size(); ++head) {
+        for (int id : out_[queue[head]]) {
+          if (room_[id] > 0 && level_[to_[id]] < 0) {
+            level_[to_[id]] = level_[queue[head]] + 1;
+            queue.push_back(to_[id]);
+          }
+        }
+      }
+      if (level_[sink] < 0) return total;
+      arc_.assign(out_.size(), 0);
+      while (const int64_t pushed = OnePath(source, sink, std::numeric_limits<int64_t>::max())) total += pushed;
+    }
+  }
+
+ private:
+  int64_t OnePath(int node, int sink, int64_t limit) {
+    if (node == sink) return limit;
+    for (; arc_[node] < out_[node].size(); ++arc_[node]) {
+      const int id = out_[node][arc_[node]];
+      if (room_[id] <= 0 || level_[to_[id]] != level_[node] + 1) continue;
+      if (const int64_t pushed = OnePath(to_[id], sink, std::min(limit, room_[id])); pushed > 0) {
+        room_[id] -= pushed;
+        room_[id ^ 1] += pushed;
+        return pushed;
+      }
+    }
+    return 0;
+  }
+
+  std::vector<std::vector<int>> out_;
+  std::vector<int> to_, level_;
+  std::vector<int64_t> room_, original_;
+  std::vector<size_t> arc_;
+};
+
+// Max flow against brute force: on random networks of up to 10 nodes (parallel arcs, cycles, arcs
 // into the source and out of the sink), the flow equals the least capacity of a cut over every
 // node subset, each edge's flow is within its capacity and conserved at every other node,
 // OnSourceSide is a minimum cut, and after AddCapacity a second Solve reaches the new network's
 // maximum. Each Push sends several paths (max_flow.cc): a path sent past an arc's or the
-// caller's room breaks the bounds or the value.
+// caller's room breaks the bounds or the value, and one sent in another order than
+// OnePathDinic's moves an edge's flow.
 TEST(MaxFlowTest, EqualsTheMinimumCutOnRandomNetworks) {
   std::mt19937 rng(5);
-  for (int trial = 0; trial < 400; ++trial) {
-    const int n = 2 + static_cast<int>(rng() % 7);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const int n = 2 + static_cast<int>(rng() % 9);
     struct Arc {
       int from, to, id;
       int64_t capacity;
     };
     std::vector<Arc> arcs;
     MaxFlow f(n);
-    for (int i = 0, m = static_cast<int>(rng() % (3 * n)); i < m; ++i) {
+    OnePathDinic reference(n);
+    for (int i = 0, m = static_cast<int>(rng() % (4 * n)); i < m; ++i) {
       const int from = static_cast<int>(rng() % n), to = static_cast<int>(rng() % n);
       if (from == to) continue;
       const int64_t capacity = static_cast<int64_t>(rng() % 10);
       arcs.push_back({from, to, f.AddEdge(from, to, capacity), capacity});
+      reference.AddEdge(from, to, capacity);
     }
     const int source = 0, sink = n - 1;
+    int64_t reference_value = 0;  // what the reference has sent so far
     auto min_cut = [&] {
       int64_t best = std::numeric_limits<int64_t>::max();
       for (uint32_t side = 0; side < (1u << n); ++side) {  // bit v: v is on the source's side
@@ -256,6 +322,9 @@ TEST(MaxFlowTest, EqualsTheMinimumCutOnRandomNetworks) {
     };
     auto check = [&](int64_t value) {
       ASSERT_EQ(value, min_cut()) << "trial " << trial;
+      ASSERT_EQ(value, reference.Solve(source, sink) + reference_value) << "trial " << trial;
+      reference_value = value;
+      for (const Arc& a : arcs) EXPECT_EQ(f.flow(a.id), reference.flow(a.id)) << "trial " << trial << " edge " << a.id;
       std::vector<int64_t> net(static_cast<size_t>(n), 0);
       int64_t across = 0;
       for (const Arc& a : arcs) {
@@ -277,6 +346,7 @@ TEST(MaxFlowTest, EqualsTheMinimumCutOnRandomNetworks) {
     Arc& raised = arcs[rng() % arcs.size()];
     const int64_t extra = static_cast<int64_t>(rng() % 6);
     f.AddCapacity(raised.id, extra);
+    reference.AddCapacity(raised.id, extra);
     raised.capacity += extra;
     check(first + f.Solve(source, sink));
   }

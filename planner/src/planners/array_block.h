@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <span>
 #include <type_traits>
 #include <utility>
 
@@ -37,28 +38,37 @@ class ArrayBlock {
     return *this;
   }
 
-  // Makes the block `size` bytes; what it held is unspecified if it had to grow.
+  // New storage of `size` bytes for a new layout: the arrays laid out before end, and the new
+  // ones begin in the new storage ([intro.object]: storage from operator new implicitly creates
+  // the objects that Array then names; a copy into a block does the same by memcpy).
+  void Renew(size_t size) {
+    bytes_ = std::make_unique_for_overwrite<std::byte[]>(size);
+    size_ = capacity_ = size;
+  }
+  // Makes the block `size` bytes of the layout it holds; what it held is unspecified if it had
+  // to grow.
   void Resize(size_t size) {
     if (size > capacity_) {
-      // New storage for bytes implicitly creates the arrays that At then names ([intro.object]).
-      bytes_ = std::make_unique_for_overwrite<std::byte[]>(size);
-      capacity_ = size;
+      Renew(size);
+    } else {
+      size_ = size;
     }
-    size_ = size;
   }
   size_t size() const { return size_; }
 
-  // The array of T that starts `offset` bytes in (a multiple of alignof(T), at most 16); null
-  // while the block has never held anything.
+  // The `count` values of T that start `offset` bytes in (a multiple of alignof(T)); empty when
+  // the block does not hold them all (never sized, moved from, or smaller), so that an index
+  // into them fails the library's bounds check (the sanitizer build's -D_GLIBCXX_ASSERTIONS)
+  // instead of reading its neighbour.
   template <typename T>
-  T* At(size_t offset) {
+  std::span<T> Array(size_t offset, size_t count) {
     static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
-    return bytes_ ? std::launder(reinterpret_cast<T*>(bytes_.get() + offset)) : nullptr;
+    if (offset + count * sizeof(T) > size_) return {};
+    return {std::launder(reinterpret_cast<T*>(bytes_.get() + offset)), count};
   }
   template <typename T>
-  const T* At(size_t offset) const {
-    static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
-    return bytes_ ? std::launder(reinterpret_cast<const T*>(bytes_.get() + offset)) : nullptr;
+  std::span<const T> Array(size_t offset, size_t count) const {
+    return const_cast<ArrayBlock&>(*this).Array<T>(offset, count);
   }
 
  private:

@@ -24,24 +24,26 @@ void PlacementState::Bind(const PlanRequest& request, const LoadSums& sums) {
   }
   // The 8-byte arrays first, so that every array starts aligned.
   const auto R = static_cast<size_t>(request.ranks());
-  size_t at = 0;
-  auto place = [&](size_t& offset, size_t count, size_t size) {
-    offset = at;
-    at += count * size;
+  Layout layout;
+  auto place = [&](Slice& slice, size_t count, size_t size) {
+    slice = {layout.bytes, count};
+    layout.bytes += count * size;
   };
-  place(layout_.surplus, R, sizeof(int64_t));
-  place(layout_.spare, R, sizeof(int64_t));
-  place(layout_.indexed, R, sizeof(int64_t));
-  place(layout_.left, static_cast<size_t>(request.experts()), sizeof(int64_t));
-  place(layout_.node_stamp, static_cast<size_t>(request.topology().nodes()), sizeof(uint64_t));
-  place(layout_.slots, R, sizeof(int));
-  place(layout_.first, R, sizeof(int));
-  place(layout_.last, R, sizeof(int));
-  place(layout_.held, R * static_cast<size_t>(slots_per_rank_), sizeof(int));
-  layout_.bytes = at;
-  v_.arrays.Resize(layout_.bytes);
+  place(layout.surplus, R, sizeof(int64_t));
+  place(layout.spare, R, sizeof(int64_t));
+  place(layout.indexed, R, sizeof(int64_t));
+  place(layout.left, static_cast<size_t>(request.experts()), sizeof(int64_t));
+  place(layout.node_stamp, static_cast<size_t>(request.topology().nodes()), sizeof(uint64_t));
+  place(layout.slots, R, sizeof(int));
+  place(layout.first, R, sizeof(int));
+  place(layout.last, R, sizeof(int));
+  place(layout.held, R * static_cast<size_t>(slots_per_rank_), sizeof(int));
+  if (layout != layout_ || v_.arrays.size() != layout.bytes) {
+    layout_ = layout;
+    v_.arrays.Renew(layout_.bytes);
+  }
   PointInto();
-  std::fill_n(a_.held, R * static_cast<size_t>(slots_per_rank_), 0);
+  std::fill(a_.held.begin(), a_.held.end(), 0);
   ReserveLists(v_);
 }
 
@@ -56,24 +58,22 @@ void PlacementState::ReserveLists(Values& values) const {
 void PlacementState::Reset(int64_t cap) {
   const int R = ranks();
   cap_ = cap;
-  v_.arrays.Resize(layout_.bytes);  // a restore or swap may have left a block of other sizes
-  PointInto();
   for (int r = 0; r < R; ++r) {
     const int64_t l = sums_->rank_loads[r];
     a_.surplus[r] = l > cap ? l - cap : 0;
     a_.spare[r] = l < cap ? cap - l : 0;
   }
-  std::copy(sums_->expert_totals.begin(), sums_->expert_totals.end(), a_.left);
-  std::fill_n(a_.slots, R, slots_per_rank_);
+  std::copy(sums_->expert_totals.begin(), sums_->expert_totals.end(), a_.left.begin());
+  std::fill(a_.slots.begin(), a_.slots.end(), slots_per_rank_);
   v_.cost = 0;
   v_.pieces.clear();
-  std::fill_n(a_.first, R, -1);
-  std::fill_n(a_.last, R, -1);
+  std::fill(a_.first.begin(), a_.first.end(), -1);
+  std::fill(a_.last.begin(), a_.last.end(), -1);
   v_.next.clear();
   v_.open_other.clear();
-  std::fill_n(a_.indexed, R, -1);
+  std::fill(a_.indexed.begin(), a_.indexed.end(), -1);
   deferred_node_ = -1;
-  std::fill_n(a_.node_stamp, topology_->nodes(), ++last_stamp_);
+  std::fill(a_.node_stamp.begin(), a_.node_stamp.end(), ++last_stamp_);
   for (int r = 0; r < R; ++r) {
     if (tree_ && IsOpen(r)) {
       v_.open_other.push_back({a_.spare[r], r});

@@ -39,7 +39,7 @@ struct Bin {
 // Changes: AddPiece, GrowPiece, SetRoom and AddDebt. While logging is on, each is recorded with
 // what it overwrote, so Rollback(mark) restores the state exactly as it was at `mark` (costs
 // are restored, not subtracted back, so they match bit for bit) and can hand the undone
-// changes over for Redo, which makes them again in order. Values() and Restore() copy the
+// changes over for Redo, which makes them again in order. values() and Restore() copy the
 // whole state for a second attempt from the same start.
 //
 // Queries: on a two-level topology the open bins (room and a free slot) are kept sorted by
@@ -79,11 +79,10 @@ class PlacementState {
   };
 
   PlacementState() = default;
-  // A copy would point into the original's arrays; Values() and Restore() copy a state.
+  // A copy or a move would leave the source's views on arrays it shares or no longer owns;
+  // values() and Restore() copy a state.
   PlacementState(const PlacementState&) = delete;
   PlacementState& operator=(const PlacementState&) = delete;
-  PlacementState(PlacementState&&) = default;  // the arrays' storage moves with it
-  PlacementState& operator=(PlacementState&&) = default;
 
   // Binds the state to one request (the references must outlive every later call); buffers
   // are kept between requests.
@@ -125,8 +124,9 @@ class PlacementState {
   int slots(int r) const { return a_.slots[r]; }
   double cost() const { return v_.cost; }
   double debt() const { return v_.debt; }
-  std::span<const int64_t> surpluses() const { return {a_.surplus, static_cast<size_t>(ranks())}; }
-  std::span<const int64_t> spares() const { return {a_.spare, static_cast<size_t>(ranks())}; }
+  // Views on the state's own arrays, until the next Bind, Restore or SwapValues.
+  std::span<const int64_t> surpluses() const { return a_.surplus; }
+  std::span<const int64_t> spares() const { return a_.spare; }
   const std::vector<Piece>& pieces() const { return v_.pieces; }
   // h's pieces: first_piece(h), then next_piece(i), until -1.
   int first_piece(int h) const { return a_.first[h]; }
@@ -154,7 +154,7 @@ class PlacementState {
 
   bool IsOpen(int c) const { return a_.spare[c] > 0 && a_.slots[c] > 0; }
   bool Holds(int e, int c) const {
-    const int* held = a_.held + static_cast<size_t>(c) * slots_per_rank_;
+    const int* held = a_.held.data() + static_cast<size_t>(c) * slots_per_rank_;
     for (int i = 0, n = slots_per_rank_ - a_.slots[c]; i < n; ++i) {
       if (held[i] == e) return true;
     }
@@ -254,34 +254,40 @@ class PlacementState {
   // Puts bin c where its room says in open_other (or takes it out once closed).
   void Reindex(int c);
 
-  // The arrays of Values::arrays, at the offsets Bind lays out for the request's sizes.
+  // The arrays of Values::arrays, where Bind lays them out for the request's sizes.
   struct Arrays {
-    int64_t* surplus = nullptr;      // per rank
-    int64_t* spare = nullptr;        // per rank
-    int64_t* indexed = nullptr;      // per bin, the room open_other has it under (-1: absent)
-    int64_t* left = nullptr;         // per expert
-    uint64_t* node_stamp = nullptr;  // per node, see node_stamp()
-    int* slots = nullptr;            // per rank
+    std::span<int64_t> surplus, spare;  // per rank
+    std::span<int64_t> indexed;         // per bin, the room open_other has it under (-1: absent)
+    std::span<int64_t> left;            // per expert
+    std::span<uint64_t> node_stamp;     // per node, see node_stamp()
+    std::span<int> slots;               // per rank
     // Pieces of each home rank in order, as a list: first[h], then Values::next[piece].
-    int* first = nullptr;
-    int* last = nullptr;
-    int* held = nullptr;  // per rank, the experts of its pieces (K entries)
+    std::span<int> first, last;
+    std::span<int> held;  // per rank, the experts of its pieces (K entries)
+  };
+  struct Slice {
+    size_t offset = 0, count = 0;
+    bool operator==(const Slice&) const = default;
   };
   struct Layout {
-    size_t surplus, spare, indexed, left, node_stamp, slots, first, last, held, bytes;
+    Slice surplus, spare, indexed, left, node_stamp, slots, first, last, held;
+    size_t bytes = 0;
+    bool operator==(const Layout&) const = default;
   };
-  // Points a_ at v_'s arrays: after anything that may give v_ another block.
+  // Points a_ at v_'s arrays: after anything that gives v_ another block (Bind, Restore,
+  // SwapValues); the spans surpluses() and spares() gave end there too.
   void PointInto() {
     ArrayBlock& b = v_.arrays;
-    a_ = {b.At<int64_t>(layout_.surplus),
-          b.At<int64_t>(layout_.spare),
-          b.At<int64_t>(layout_.indexed),
-          b.At<int64_t>(layout_.left),
-          b.At<uint64_t>(layout_.node_stamp),
-          b.At<int>(layout_.slots),
-          b.At<int>(layout_.first),
-          b.At<int>(layout_.last),
-          b.At<int>(layout_.held)};
+    const Layout& l = layout_;
+    a_.surplus = b.Array<int64_t>(l.surplus.offset, l.surplus.count);
+    a_.spare = b.Array<int64_t>(l.spare.offset, l.spare.count);
+    a_.indexed = b.Array<int64_t>(l.indexed.offset, l.indexed.count);
+    a_.left = b.Array<int64_t>(l.left.offset, l.left.count);
+    a_.node_stamp = b.Array<uint64_t>(l.node_stamp.offset, l.node_stamp.count);
+    a_.slots = b.Array<int>(l.slots.offset, l.slots.count);
+    a_.first = b.Array<int>(l.first.offset, l.first.count);
+    a_.last = b.Array<int>(l.last.offset, l.last.count);
+    a_.held = b.Array<int>(l.held.offset, l.held.count);
   }
 
   const Topology* topology_ = nullptr;

@@ -30,8 +30,9 @@ const std::vector<int>& Placement::NodeOrder() {
   carriers_chosen_.assign(static_cast<size_t>(topo.nodes()), -1);
   carriers_handing_.assign(static_cast<size_t>(topo.nodes()), 0);
   if (state_.tree()) {
-    supply_.assign(state_.surpluses().begin(), state_.surpluses().end());
-    demand_.assign(state_.spares().begin(), state_.spares().end());
+    const std::span<const int64_t> surpluses = state_.surpluses(), spares = state_.spares();
+    supply_.assign(surpluses.begin(), surpluses.end());
+    demand_.assign(spares.begin(), spares.end());
     demand_ranks_.clear();
     for (int n = 0; n < topo.nodes(); ++n) {
       for (int r : topo.ranks_of_node(n)) {
