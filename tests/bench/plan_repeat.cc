@@ -5,6 +5,8 @@
 // Several CASE files, comma-separated, are planned in turn (a new load each plan, as a trainer
 // meets them): with valgrind's --branch-sim=yes, the mispredicted branches of fresh loads.
 // --fresh makes every plan a new planner's first (issue 16's cold plan), for perf and callgrind.
+// --split times the predictive mode's split instead: each CASE's tokens split over the replicas
+// of the planner's plan of it (ReplicaSplitter), N times (with --fresh, a new splitter each).
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -15,6 +17,7 @@
 #include "bench_cli.h"
 #include "taot/planner/case_json.h"
 #include "taot/planner/registry.h"
+#include "taot/planner/split_over_replicas.h"
 #include "taot/tools/parse_or_exit.h"
 
 int main(int argc, char** argv) {
@@ -22,6 +25,7 @@ int main(int argc, char** argv) {
   std::string planner_name = "taot";
   int count = 0;
   bool fresh = false;
+  bool split = false;
   CLI::App app("plan_repeat: plans one CASE N times with one planner (prints the assignments made in all)");
   app.add_option("case", case_paths, "CASE file (taot gen), or several, comma-separated, planned in turn")
       ->required()
@@ -31,6 +35,8 @@ int main(int argc, char** argv) {
   app.add_option("count", count, "Plans to make")->required()->check(CLI::Range(0, 100000000));
   app.add_option("planner", planner_name, "Planner (default taot)")->check(taot::bench::BuiltInPlanner());
   app.add_flag("--fresh", fresh, "Create a new planner for every plan (each a first plan)");
+  app.add_flag("--split", split,
+               "Split each CASE over the replicas of the planner's plan of it instead (the predictive mode's split)");
   if (const std::optional<int> code = taot::cli::ParseOrExit(app, argc, argv, "plan_repeat")) return *code;
   std::vector<taot::PlanRequest> requests;
   for (const std::string& path : case_paths) {
@@ -45,12 +51,31 @@ int main(int argc, char** argv) {
     requests.push_back(*std::move(request));
   }
   auto planner = taot::PlannerRegistry::BuiltIn().Create(planner_name).value();
+  std::vector<std::vector<taot::Replica>> replicas;  // --split: per CASE, the planner's
+  if (split) {
+    for (size_t c = 0; c < requests.size(); ++c) {
+      absl::StatusOr<taot::Plan> plan = planner->MakePlan(requests[c]);
+      if (!plan.ok()) {
+        std::cerr << "plan_repeat: " << case_paths[c] << ": " << plan.status().message() << "\n";
+        return 1;
+      }
+      replicas.push_back(std::move(plan->replicas));
+    }
+  }
+  taot::ReplicaSplitter splitter;
   size_t assignments = 0;
   for (int i = 0; i < count; ++i) {
-    if (fresh) planner = taot::PlannerRegistry::BuiltIn().Create(planner_name).value();
-    absl::StatusOr<taot::Plan> plan = planner->MakePlan(requests[static_cast<size_t>(i) % requests.size()]);
+    const size_t c = static_cast<size_t>(i) % requests.size();
+    absl::StatusOr<taot::Plan> plan;
+    if (split) {
+      if (fresh) splitter = taot::ReplicaSplitter();
+      plan = splitter.Split(requests[c], replicas[c]);
+    } else {
+      if (fresh) planner = taot::PlannerRegistry::BuiltIn().Create(planner_name).value();
+      plan = planner->MakePlan(requests[c]);
+    }
     if (!plan.ok()) {
-      std::cerr << "plan_repeat: " << plan.status().message() << "\n";
+      std::cerr << "plan_repeat: " << case_paths[c] << ": " << plan.status().message() << "\n";
       return 1;
     }
     assignments += plan->assignments.size();
