@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_option("count", count, "Plans to make")->required()->check(CLI::Range(0, 100000000));
   app.add_option("planner", planner_name, "Planner (default taot)")->check(taot::bench::BuiltInPlanner());
-  app.add_flag("--fresh", fresh, "Create a new planner for every plan (each a first plan)");
+  app.add_flag("--fresh", fresh, "A new planner for every plan, each a first plan (with --split, a new splitter)");
   app.add_flag("--split", split,
                "Split each CASE over the replicas of the planner's plan of it instead (the predictive mode's split)");
   if (const std::optional<int> code = taot::cli::ParseOrExit(app, argc, argv, "plan_repeat")) return *code;
