@@ -38,7 +38,7 @@ void PlacementState::Bind(const PlanRequest& request, const LoadSums& sums) {
   place(layout.first, R, sizeof(int));
   place(layout.last, R, sizeof(int));
   place(layout.held, R * static_cast<size_t>(slots_per_rank_), sizeof(int));
-  if (layout != layout_ || v_.arrays.size() != layout.bytes) {
+  if (layout != layout_) {
     layout_ = layout;
     v_.arrays.Renew(layout_.bytes);
   }
