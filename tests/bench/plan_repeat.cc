@@ -7,6 +7,8 @@
 // --fresh makes every plan a new planner's first (issue 16's cold plan), for perf and callgrind.
 // --split times the predictive mode's split instead: each CASE's tokens split over the replicas
 // of the planner's plan of it (ReplicaSplitter), N times (with --fresh, a new splitter each).
+// --stage times local planning's whole stage instead, as the simulator's overhead experiment
+// does: the request checked, the plan made, canonical and checked, and hashed (CheckedPlan).
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -17,6 +19,7 @@
 #include "bench_cli.h"
 #include "taot/planner/case_json.h"
 #include "taot/planner/registry.h"
+#include "taot/planner/run_planner.h"
 #include "taot/planner/split_over_replicas.h"
 #include "taot/tools/parse_or_exit.h"
 
@@ -26,6 +29,7 @@ int main(int argc, char** argv) {
   int count = 0;
   bool fresh = false;
   bool split = false;
+  bool stage = false;
   CLI::App app("plan_repeat: plans one CASE N times with one planner (prints the assignments made in all)");
   app.add_option("case", case_paths, "CASE file (taot gen), or several, comma-separated, planned in turn")
       ->required()
@@ -37,6 +41,10 @@ int main(int argc, char** argv) {
   app.add_flag("--fresh", fresh, "A new planner for every plan, each a first plan (with --split, a new splitter)");
   app.add_flag("--split", split,
                "Split each CASE over the replicas of the planner's plan of it instead (the predictive mode's split)");
+  app.add_flag("--stage", stage,
+               "Run local planning's whole stage instead: the request checked, the plan made, canonical, checked "
+               "and hashed (what the simulator's overhead experiment times)")
+      ->excludes("--split");
   if (const std::optional<int> code = taot::cli::ParseOrExit(app, argc, argv, "plan_repeat")) return *code;
   std::vector<taot::PlanRequest> requests;
   for (const std::string& path : case_paths) {
@@ -72,7 +80,8 @@ int main(int argc, char** argv) {
       plan = splitter.Split(requests[c], replicas[c]);
     } else {
       if (fresh) planner = taot::PlannerRegistry::BuiltIn().Create(planner_name).value();
-      plan = planner->MakePlan(requests[c]);
+      uint64_t hash = 0;
+      plan = stage ? taot::CheckedPlan(*planner, requests[c], &hash) : planner->MakePlan(requests[c]);
     }
     if (!plan.ok()) {
       std::cerr << "plan_repeat: " << case_paths[c] << ": " << plan.status().message() << "\n";
