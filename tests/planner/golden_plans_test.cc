@@ -17,32 +17,22 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "generated_cases.h"
 #include "taot/planner/plan_hash.h"
 #include "taot/planner/registry.h"
 #include "taot/planner/run_planner.h"
-#include "taot/sim/case_generator.h"
 #include "test_requests.h"
 
 namespace taot {
 namespace {
 
+using testing::Generated;
 using testing::Reshaped;
 
 struct NamedCase {
   std::string name;
   PlanRequest request;
 };
-
-PlanRequest Generated(int ranks, int experts, double imbalance, int hot_experts, double hot_factor, uint64_t seed) {
-  sim::CaseOptions o;
-  o.ranks = ranks;
-  o.experts = experts;
-  o.seed = seed;
-  o.hot_experts = hot_experts;
-  o.hot_factor = hot_factor;
-  if (imbalance > 0) o.imbalance = imbalance;
-  return sim::GenerateCase(o).value().request;
-}
 
 // An asymmetric cost matrix over three nodes of four ranks each: node 2 is far from node 0.
 Topology SkewedMatrix() {

@@ -103,6 +103,7 @@ void Placement::BestCover(int h) {
                                                std::make_tuple(int64_t{0}, handoff_floor) < split.key);
     const std::optional<Handoff> handoff =
         handoff_can_win ? chains_.PlanHandoff(s, h, sheds_, &carry_cache_) : std::nullopt;
+    if (handoff_can_win && shared_.recording && HandoffDependsOnSheds(h, handoff)) shared_.recording = false;
     const auto two_key = two ? std::make_tuple(int64_t{0}, two->cost) : std::make_tuple(s.surplus(h) + 1, 0.0);
     const auto handoff_key =
         handoff ? std::make_tuple(int64_t{0}, s.cost() + handoff->cost) : std::make_tuple(s.surplus(h) + 1, 0.0);
@@ -118,6 +119,15 @@ void Placement::BestCover(int h) {
   }
   // The two pieces: outright, or the cheapest of the three.
   if (!LosesTrial(two->cost, s.debt())) TwoPieceCover::Apply(s, h, *two);
+}
+
+bool Placement::HandoffDependsOnSheds(int h, const std::optional<Handoff>& handoff) {
+  using Sheds = ChainCovers::Sheds;
+  const std::optional<Handoff> other =
+      chains_.PlanHandoff(state_, h, sheds_ == Sheds::kWhole ? Sheds::kPieces : Sheds::kWhole, &carry_cache_);
+  if (!handoff || !other) return handoff.has_value() != other.has_value();
+  return std::tie(handoff->expert, handoff->receiver, handoff->tokens, handoff->overflow, handoff->cost) !=
+         std::tie(other->expert, other->receiver, other->tokens, other->overflow, other->cost);
 }
 
 void Placement::CarryPieces(int node, std::span<const int> carriers) {
@@ -342,12 +352,37 @@ std::optional<std::tuple<int64_t, double>> Placement::CoverAll(const std::vector
       floor_rest_[i] = rest;
       if (floors_set_) rest += node_floor_[nodes[i]];
     }
-    for (size_t i = 0; i < nodes.size(); ++i) {
+    size_t first = 0;
+    const bool transport_order = !pass.exporters_first;
+    if (transport_order && shared_.nodes > 0) {
+      // Where this pass would have stopped inside the shared nodes, it stops here.
+      for (size_t i = 0; i < shared_.nodes; ++i) {
+        if (shared_.costs[i] + floor_rest_[i] >= bound) return std::nullopt;
+      }
+      s.Restore(shared_.state);
+      first = shared_.nodes;
+    }
+    if (transport_order && shared_.record) {
+      shared_.record = false;
+      shared_.recording = true;
+      shared_.costs.clear();
+    }
+    for (size_t i = first; i < nodes.size(); ++i) {
+      if (shared_.recording && exports_[nodes[i]] > 0) {
+        shared_.recording = false;
+        shared_.nodes = i;
+        shared_.state = s.values();
+      }
       rest = floor_rest_[i];
       pass_bound_ = bound - rest;
       CoverNode(nodes[i]);
-      if (node_lost_ || lost()) return std::nullopt;
+      if (shared_.recording) shared_.costs.push_back(s.cost());
+      if (node_lost_ || lost()) {
+        shared_.recording = false;
+        return std::nullopt;
+      }
     }
+    shared_.recording = false;
     rest = 0;
     pass_bound_ = bound;
   }
@@ -398,6 +433,8 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces, bool first_met) {
   PlacementState& s = state_;
   s.Reset(cap);
   UseResident(s);
+  shared_.record = false;
+  shared_.nodes = 0;
   const std::vector<int>& order = NodeOrder();
   floors_set_ = false;
   const auto exporters = std::count_if(exports_.begin(), exports_.end(), [](int64_t x) { return x > 0; });
@@ -441,6 +478,9 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces, bool first_met) {
   const bool burst = most_surplus > 2 * most_room;
   bool pieces_run = false;
   if (burst && any_exporter) {
+    // The whole-sheds pass that follows starts after the nodes they share (where one follows
+    // whatever this pass finds: below, a pass that meets the cap may be the plan).
+    shared_.record = share_start_ && (self_sufficient_hot || !few_exporters);
     run({false, ChainCovers::Sheds::kPieces, std::nullopt}, true);
     carriers_chosen_.assign(carriers_chosen_.size(), -1);
     pieces_run = true;

@@ -75,6 +75,11 @@ class Placement {
   // passes, or (`first_met`) the first pass that meets the cap, for a caller that only asks
   // whether the cap can be met.
   bool Place(int64_t cap, std::vector<Piece>& pieces, bool first_met = false);
+  // Whether later passes in the transport's order start after the nodes the first one shares
+  // with them (SharedStart): on by default; off only to check that this changes no plan.
+  void set_share_start(bool share) { share_start_ = share; }
+  // The nodes the last Place's first pass in the transport's order shared (0: none).
+  size_t shared_nodes() const { return shared_.nodes; }
 
  private:
   // One way through steps 2 to 4.
@@ -110,6 +115,9 @@ class Placement {
   bool CrossesTwiceBetweenTwoNodes(const std::vector<Piece>& pieces);
   // The cheapest of the two-piece cover, the split and a handoff, unless it loses the trial.
   void BestCover(int h);
+  // Whether h's handoff would be another with the other way of shedding (ChainCovers::Sheds):
+  // what ends the nodes that passes in the transport's order share (SharedStart).
+  bool HandoffDependsOnSheds(int h, const std::optional<Handoff>& handoff);
   // Whether the trial is lost (trial_lost_), or is lost by reaching `cost` and `debt`.
   bool LosesTrial(double cost, double debt);
   // LosesTrial for h's carry, before it is made.
@@ -142,6 +150,21 @@ class Placement {
   TrialBound bound_;                                             // the trial's
   bool trial_lost_ = false;
   bool node_lost_ = false;  // CoverNode kept a lost trial: the pass cannot beat its bound
+  // The first nodes of the transport's order, before the first exporter: there a pass covers a
+  // node the same way whatever its sheds (Pass::sheds reaches only exporters' carriers and
+  // handoffs), unless a handoff weighed would differ. A burst's pieces pass records what it made
+  // of them, and the whole-sheds pass after it starts from there (docs/performance.md: 7-9% of
+  // an EP64 burst of R/8 experts; elsewhere a later pass in that order is rare, and recording
+  // would cost a copy of the state).
+  struct SharedStart {
+    bool record = false;  // the next pass in the transport's order records
+    bool recording = false;
+    size_t nodes = 0;              // covered in `state` (0: nothing shared)
+    PlacementState::Values state;  // the state after them
+    std::vector<double> costs;     // the cost after each, for the later pass's bound
+  };
+  SharedStart shared_;
+  bool share_start_ = true;
 };
 
 }  // namespace taot::planners
