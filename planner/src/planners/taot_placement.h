@@ -62,7 +62,8 @@ namespace taot::planners {
 // what a cover would change, kept apart from the state); CoverNode's trials are undone through
 // the state's log (placement_state.h) or, a burst's, through copies of the state
 // (trial_states.h); on a two-level topology the open bins are kept sorted by room, so a best-fit
-// query is a binary search.
+// query is a binary search. A burst's whole-sheds pass starts where its pieces pass left the
+// nodes they cover alike (SharedStart).
 class Placement {
  public:
   // How many of an exporting node's hot ranks CoverNode tries as carriers of whole experts.
