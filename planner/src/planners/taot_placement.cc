@@ -1,6 +1,7 @@
 #include "planners/taot_placement.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -113,12 +114,26 @@ void Placement::BestCover(int h) {
       return;
     }
     if (!two || !(two_key < split.key)) {
+      // A split that leaves some over is kept here, where a pass with a bound may have ruled out
+      // another (SplitCover::kUseless) and lost.
+      if (std::get<0>(split.key) > 0 && shared_.recording) shared_.split_left_over = true;
       if (!LosesTrial(std::get<1>(split.key), s.debt())) split_.Apply(s, h);
       return;
     }
   }
   // The two pieces: outright, or the cheapest of the three.
   if (!LosesTrial(two->cost, s.debt())) TwoPieceCover::Apply(s, h, *two);
+}
+
+bool Placement::SharedNodesUnderBound(double bound) const {
+  if (bound == std::numeric_limits<double>::infinity()) return true;
+  if (shared_.split_left_over) return false;
+  // With a margin for sums made in another order: a shared node near the bound is covered again.
+  const double margin = 1e-9 * (1 + std::abs(bound));
+  for (size_t i = 0; i < shared_.nodes; ++i) {
+    if (shared_.costs[i] + floor_rest_[i] + margin >= bound) return false;
+  }
+  return true;
 }
 
 bool Placement::HandoffDependsOnSheds(int h, const std::optional<Handoff>& handoff) {
@@ -354,17 +369,16 @@ std::optional<std::tuple<int64_t, double>> Placement::CoverAll(const std::vector
     }
     size_t first = 0;
     const bool transport_order = !pass.exporters_first;
-    if (transport_order && shared_.nodes > 0) {
-      // Where this pass would have stopped inside the shared nodes, it stops here.
-      for (size_t i = 0; i < shared_.nodes; ++i) {
-        if (shared_.costs[i] + floor_rest_[i] >= bound) return std::nullopt;
-      }
+    if (transport_order && shared_.nodes > 0 && SharedNodesUnderBound(bound)) {
       s.Restore(shared_.state);
       first = shared_.nodes;
     }
-    if (transport_order && shared_.record) {
+    // Only a pass without a bound records: its covers of the shared nodes are what a pass with
+    // one makes wherever that bound leaves them under it (SharedNodesUnderBound).
+    if (transport_order && shared_.record && bound == std::numeric_limits<double>::infinity()) {
       shared_.record = false;
       shared_.recording = true;
+      shared_.split_left_over = false;
       shared_.costs.clear();
     }
     for (size_t i = first; i < nodes.size(); ++i) {
@@ -478,8 +492,8 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces, bool first_met) {
   const bool burst = most_surplus > 2 * most_room;
   bool pieces_run = false;
   if (burst && any_exporter) {
-    // The whole-sheds pass that follows starts after the nodes they share (where one follows
-    // whatever this pass finds: below, a pass that meets the cap may be the plan).
+    // The whole-sheds pass that follows starts after the nodes they share (recorded where one
+    // follows whatever this pass finds: below, a pass that meets the cap may be the plan).
     shared_.record = share_start_ && (self_sufficient_hot || !few_exporters);
     run({false, ChainCovers::Sheds::kPieces, std::nullopt}, true);
     carriers_chosen_.assign(carriers_chosen_.size(), -1);

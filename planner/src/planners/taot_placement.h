@@ -76,10 +76,10 @@ class Placement {
   // passes, or (`first_met`) the first pass that meets the cap, for a caller that only asks
   // whether the cap can be met.
   bool Place(int64_t cap, std::vector<Piece>& pieces, bool first_met = false);
-  // Whether later passes in the transport's order start after the nodes the first one shares
-  // with them (SharedStart): on by default; off only to check that this changes no plan.
+  // Whether a burst's whole-sheds pass starts after the nodes it shares with the pieces pass
+  // (SharedStart): on by default; off only to check that this changes no plan.
   void set_share_start(bool share) { share_start_ = share; }
-  // The nodes the last Place's first pass in the transport's order shared (0: none).
+  // The nodes the last Place's pieces pass recorded for the pass after it (0: none).
   size_t shared_nodes() const { return shared_.nodes; }
 
  private:
@@ -119,6 +119,11 @@ class Placement {
   // Whether h's handoff would be another with the other way of shedding (ChainCovers::Sheds):
   // what ends the nodes that passes in the transport's order share (SharedStart).
   bool HandoffDependsOnSheds(int h, const std::optional<Handoff>& handoff);
+  // Whether a pass with `bound` covers every shared node as the recording pass (no bound) did:
+  // its trials' bound decides only what reaches it, unless a split that leaves some over was kept
+  // there (with a bound, another split may have been ruled out and the trial lost). Otherwise the
+  // pass covers them itself, as it would stop or decide otherwise there.
+  bool SharedNodesUnderBound(double bound) const;
   // Whether the trial is lost (trial_lost_), or is lost by reaching `cost` and `debt`.
   bool LosesTrial(double cost, double debt);
   // LosesTrial for h's carry, before it is made.
@@ -153,13 +158,15 @@ class Placement {
   bool node_lost_ = false;  // CoverNode kept a lost trial: the pass cannot beat its bound
   // The first nodes of the transport's order, before the first exporter: there a pass covers a
   // node the same way whatever its sheds (Pass::sheds reaches only exporters' carriers and
-  // handoffs), unless a handoff weighed would differ. A burst's pieces pass records what it made
-  // of them, and the whole-sheds pass after it starts from there (docs/performance.md: 7-9% of
-  // an EP64 burst of R/8 experts; elsewhere a later pass in that order is rare, and recording
-  // would cost a copy of the state).
+  // handoffs), unless a handoff weighed would differ, and whatever its bound while the bound is
+  // not reached (SharedNodesUnderBound). A burst's pieces pass (no bound)
+  // records what it made of them, and the whole-sheds pass after it starts from there
+  // (docs/performance.md: 7-9% of an EP64 burst of R/8 experts; elsewhere a later pass in that
+  // order is rare, and recording would cost a copy of the state).
   struct SharedStart {
     bool record = false;  // the next pass in the transport's order records
     bool recording = false;
+    bool split_left_over = false;  // a shared node kept a split that leaves some over
     size_t nodes = 0;              // covered in `state` (0: nothing shared)
     PlacementState::Values state;  // the state after them
     std::vector<double> costs;     // the cost after each, for the later pass's bound
