@@ -1,8 +1,9 @@
 // Every built-in planner's plans on a fixed set of workload families, compared with the plans
 // recorded in tests/data/golden_plans.txt: a refactoring that changes any plan, or any figure
 // of its scorecard, fails here. The families are those the benchmarks use (zipf-like skew, one
-// very hot expert, several hot experts, near-uniform; small and large EP), plus a second
-// microbatch that reuses the first one's replicas, an asymmetric cost matrix and a target.
+// very hot expert, several hot experts, a burst of R/8 experts, near-uniform; small and large
+// EP), plus a second microbatch that reuses the first one's replicas, an asymmetric cost matrix
+// and a target.
 //
 // To record new plans after a change that is meant to change them (say why in the commit):
 //   TAOT_GOLDEN_UPDATE=$PWD/tests/data/golden_plans.txt
@@ -62,6 +63,9 @@ std::vector<NamedCase> Cases() {
     cases.push_back({"uniform-" + ep, Generated(ranks, experts, 0, 0, 10, 4)});
   }
   cases.push_back({"zipf-ep256-e1024", Generated(256, 1024, 0.7, 0, 10, 5)});
+  // A burst of R/8 experts: exporting nodes with several carriers, whose handoff with pieces
+  // goes before their plain trials.
+  cases.push_back({"eight-hot-ep64-e256", Generated(64, 256, 0, 8, 10, 8)});
 
   PlanRequest k4 = Generated(32, 128, 0, 2, 20, 6);
   k4 = Reshaped(k4, [](Problem& p) { p.slots_per_rank = 4; });

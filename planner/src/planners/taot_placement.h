@@ -48,7 +48,9 @@ namespace taot::planners {
 //    some (Pass::sheds): on a burst (a surplus over twice the roomiest bin) it goes first, for
 //    it usually wins there by far (and where it meets the cap with only exporting nodes hot,
 //    fewer than half the nodes, it is the plan); elsewhere it goes last, where a handoff was
-//    weighed;
+//    weighed. In a pieces pass the handoff of all the node's carriers is the node's first
+//    trial with carriers; the plain ones run only where it leaves more over than the cover
+//    without carriers;
 // 4. what is still uncovered takes pieces from anywhere (CoverRank), after crumbs of room stuck
 //    in full ranks have moved, through their pieces, to ranks with free slots (AbsorbCrumbs).
 // Handoffs and carriers are chains (a rank both sends and receives); with tight slots they are
