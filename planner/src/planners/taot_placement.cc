@@ -266,13 +266,17 @@ void Placement::CoverNode(int node) {
     // against that cover below. (Measured against the cover without carriers first: 12 of
     // 1,296 plans moved, no family's mean cost by 0.2%, and 5-17% off the bursts of 1 and 3
     // experts; docs/performance.md.)
+    const bool first =
+        handoff_first_ && sheds_ == ChainCovers::Sheds::kPieces && carriers_chosen_[node] < 0 && can_hand_off;
     int64_t handoff_left = 0;  // what that first handoff left over
-    if (sheds_ == ChainCovers::Sheds::kPieces && carriers_chosen_[node] < 0 && can_hand_off) {
+    if (first) {
       handoff_tried_ = true;
       s.set_logging(true);
       bound_ = {};
       handoff_left = std::get<0>(try_carriers(carriers_max, true));
+      ++first_handoffs_.made;
       if (handoff_left == 0) {
+        ++first_handoffs_.covered;
         carriers_chosen_[node] = carriers_max;
         carriers_handing_[node] = true;
         node_lost_ = false;
@@ -301,23 +305,27 @@ void Placement::CoverNode(int node) {
     // A lost first trial stopped before its count was known: the carriers may still save the pass.
     if (std::get<0>(best_key) == kLost) cross = std::max(cross, 2);
     trials_.Begin(s, start);
-    // With pieces, the handoff that went first (and left some over) is kept where it leaves no
-    // more over than the cover without carriers; the plain trials run only where it leaves more.
-    // (Measured against the plain trials first and then the handoff of as many carriers as they
-    // chose: as cheap or cheaper on all the families but one, +0.6%, and 3% cheaper and 4-9%
-    // faster on the EP256 bursts of R/8 experts; docs/performance.md.) It is made again here: it
-    // rarely leaves some over.
+    // With pieces, the handoff is kept where it leaves nothing over, or no more than the cover
+    // without carriers; the plain trials run only where it leaves more. (Measured against the
+    // plain trials first and then the handoff of as many carriers as they chose: as cheap or
+    // cheaper on all the families but one, +0.6%, and 3% cheaper and 4-9% faster on the EP256
+    // bursts of R/8 experts; docs/performance.md.) One made first, undone, is made again only
+    // where it is kept (it rarely leaves some over).
     const bool hand_off = cross >= 2 && can_hand_off;
     const int64_t left_without = std::get<0>(best_key);
+    auto kept = [&](int64_t left) { return left == 0 || (left_without != kLost && left <= left_without); };
     bool handed_off = false;
-    if (hand_off && sheds_ == ChainCovers::Sheds::kPieces && left_without != kLost && handoff_left <= left_without) {
+    if (hand_off && sheds_ == ChainCovers::Sheds::kPieces && (!first || kept(handoff_left))) {
       trials_.Next();
       bound_ = {};
-      best_key = try_carriers(carriers_max, true);
-      trials_.End(true);
-      handed_off = true;
-      carriers_chosen_[node] = carriers_max;
-      carriers_handing_[node] = true;
+      const std::tuple<int64_t, double> key = try_carriers(carriers_max, true);
+      handed_off = kept(std::get<0>(key));
+      trials_.End(handed_off);
+      if (handed_off) {
+        carriers_chosen_[node] = carriers_max;
+        carriers_handing_[node] = true;
+        best_key = key;
+      }
     }
     for (int carriers = 1; carriers <= (cross >= 2 && !handed_off ? carriers_max : 0); ++carriers) {
       trials_.Next();
@@ -470,6 +478,7 @@ bool Placement::Place(int64_t cap, std::vector<Piece>& pieces, bool first_met) {
   UseResident(s);
   shared_.record = false;
   shared_.nodes = 0;
+  first_handoffs_ = {};
   const std::vector<int>& order = NodeOrder();
   floors_set_ = false;
   const auto exporters = std::count_if(exports_.begin(), exports_.end(), [](int64_t x) { return x > 0; });

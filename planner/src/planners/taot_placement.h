@@ -48,9 +48,10 @@ namespace taot::planners {
 //    some (Pass::sheds): on a burst (a surplus over twice the roomiest bin) it goes first, for
 //    it usually wins there by far (and where it meets the cap with only exporting nodes hot,
 //    fewer than half the nodes, it is the plan); elsewhere it goes last, where a handoff was
-//    weighed. In a pieces pass the handoff of all the node's carriers is the node's first
-//    trial with carriers; the plain ones run only where it leaves more over than the cover
-//    without carriers;
+//    weighed. In a pieces pass a burst's node hands off all its carriers first; where that
+//    leaves nothing over it is the node's cover, and elsewhere it is kept where it leaves no
+//    more over than the cover without carriers, the plain carrier trials running only where it
+//    leaves more;
 // 4. what is still uncovered takes pieces from anywhere (CoverRank), after crumbs of room stuck
 //    in full ranks have moved, through their pieces, to ranks with free slots (AbsorbCrumbs).
 // Handoffs and carriers are chains (a rank both sends and receives); with tight slots they are
@@ -83,6 +84,15 @@ class Placement {
   void set_share_start(bool share) { share_start_ = share; }
   // The nodes the last Place's pieces pass recorded for the pass after it (0: none).
   size_t shared_nodes() const { return shared_.nodes; }
+  // Whether a pieces pass's burst node hands off before its cover without carriers (CoverNode):
+  // on by default; off only to check what that changes.
+  void set_handoff_first(bool first) { handoff_first_ = first; }
+  // The last Place's handoffs made first: how many, and how many of them covered their node.
+  struct FirstHandoffs {
+    int made = 0;
+    int covered = 0;
+  };
+  const FirstHandoffs& first_handoffs() const { return first_handoffs_; }
 
  private:
   // One way through steps 2 to 4.
@@ -175,6 +185,8 @@ class Placement {
   };
   SharedStart shared_;
   bool share_start_ = true;
+  bool handoff_first_ = true;
+  FirstHandoffs first_handoffs_;
 };
 
 }  // namespace taot::planners
