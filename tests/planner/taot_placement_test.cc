@@ -22,22 +22,35 @@ std::vector<Replica> ResidentFrom(const std::vector<Piece>& pieces) {
   return resident;
 }
 
-// Whether the placement plans `request` at `cap` the same with the shared start and without.
-void ExpectSameWithAndWithoutSharing(const PlanRequest& request, int64_t cap, const std::string& where, int* shared) {
+// What a placement made of `request` at `cap`.
+struct Placed {
+  std::vector<Piece> pieces;
+  bool met = false;
+};
+
+Placed PlaceWith(Placement& placement, const PlanRequest& request, int64_t cap) {
   const LoadSums sums = SumLoads(request);
-  Placement sharing, alone;
-  alone.set_share_start(false);
-  sharing.Prepare(request, sums);
-  alone.Prepare(request, sums);
-  std::vector<Piece> with_shared, without;
-  const bool met = sharing.Place(cap, with_shared);
-  EXPECT_EQ(met, alone.Place(cap, without)) << where;
-  ASSERT_EQ(with_shared.size(), without.size()) << where;
-  for (size_t i = 0; i < without.size(); ++i) {
-    EXPECT_EQ(std::tie(with_shared[i].expert, with_shared[i].rank, with_shared[i].tokens),
-              std::tie(without[i].expert, without[i].rank, without[i].tokens))
+  placement.Prepare(request, sums);
+  Placed placed;
+  placed.met = placement.Place(cap, placed.pieces);
+  return placed;
+}
+
+void ExpectSamePlaced(const Placed& a, const Placed& b, const std::string& where) {
+  EXPECT_EQ(a.met, b.met) << where;
+  ASSERT_EQ(a.pieces.size(), b.pieces.size()) << where;
+  for (size_t i = 0; i < a.pieces.size(); ++i) {
+    EXPECT_EQ(std::tie(a.pieces[i].expert, a.pieces[i].rank, a.pieces[i].tokens),
+              std::tie(b.pieces[i].expert, b.pieces[i].rank, b.pieces[i].tokens))
         << where << ", piece " << i;
   }
+}
+
+// Whether the placement plans `request` at `cap` the same with the shared start and without.
+void ExpectSameWithAndWithoutSharing(const PlanRequest& request, int64_t cap, const std::string& where, int* shared) {
+  Placement sharing, alone;
+  alone.set_share_start(false);
+  ExpectSamePlaced(PlaceWith(sharing, request, cap), PlaceWith(alone, request, cap), where);
   EXPECT_EQ(alone.shared_nodes(), 0u) << where;
   *shared += sharing.shared_nodes() > 0;
 }
@@ -113,28 +126,16 @@ TEST(PlacementTest, ALaterPassPlansAsOneFromTheStartOnRandomRequests) {
 // requests with such first handoffs (`undone`) and with one that covered its node (`covered`).
 void ExpectUndoneFirstHandoffsChangeNothing(const PlanRequest& request, int64_t cap, const std::string& where,
                                             int* undone, int* covered) {
-  const LoadSums sums = SumLoads(request);
   Placement first, without;
   without.set_handoff_first(false);
-  first.Prepare(request, sums);
-  without.Prepare(request, sums);
-  std::vector<Piece> with_first, plain;
-  const bool met = first.Place(cap, with_first);
-  const bool plain_met = without.Place(cap, plain);
+  const Placed with_first = PlaceWith(first, request, cap), plain = PlaceWith(without, request, cap);
   EXPECT_EQ(without.first_handoffs().made, 0) << where;
-  const Placement::FirstHandoffs& handoffs = first.first_handoffs();
-  if (handoffs.covered > 0) {
+  if (first.first_handoffs().covered > 0) {
     ++*covered;
     return;
   }
-  *undone += handoffs.made > 0;
-  EXPECT_EQ(met, plain_met) << where;
-  ASSERT_EQ(with_first.size(), plain.size()) << where;
-  for (size_t i = 0; i < plain.size(); ++i) {
-    EXPECT_EQ(std::tie(with_first[i].expert, with_first[i].rank, with_first[i].tokens),
-              std::tie(plain[i].expert, plain[i].rank, plain[i].tokens))
-        << where << ", piece " << i;
-  }
+  *undone += first.first_handoffs().made > 0;
+  ExpectSamePlaced(with_first, plain, where);
 }
 
 // Over the burst families (1, 3 and R/8 experts 10x and 30x hotter; EP16/64/256, K 1/2/4, two
