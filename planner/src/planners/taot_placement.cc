@@ -145,6 +145,17 @@ bool Placement::HandoffDependsOnSheds(int h, const std::optional<Handoff>& hando
          std::tie(other->expert, other->receiver, other->tokens, other->overflow, other->cost);
 }
 
+bool Placement::ExcessNeedsTwoCrossings(int node) const {
+  const PlacementState& s = state_;
+  const Topology& topo = s.topology();
+  // By room, the roomiest last; the entries of the node being covered may be stale: skipped.
+  const std::vector<Bin>& bins = s.open_bins();
+  for (auto it = bins.rbegin(); it != bins.rend(); ++it) {
+    if (topo.node_of(it->rank) != node) return s.NodeExcess(node) > it->room;
+  }
+  return s.NodeExcess(node) > 0;
+}
+
 void Placement::CarryPieces(int node, std::span<const int> carriers) {
   PlacementState& s = state_;
   const int64_t excess = s.NodeExcess(node);
@@ -260,14 +271,16 @@ void Placement::CoverNode(int node) {
       bound_ = {pass_bound_, std::get<0>(best) == 0 ? std::get<1>(best) : std::numeric_limits<double>::infinity()};
     };
     // With pieces, the handoff of all the carriers is kept on what it leaves over alone, whatever
-    // it costs. A burst's node (its biggest expert too big for any bin elsewhere) tries it first:
-    // where it leaves nothing over it is the node's cover, and the cover without carriers, which
-    // would decide only whether carriers are tried at all, is not made. Elsewhere it is weighed
-    // against that cover below. (Measured against the cover without carriers first: 12 of
-    // 1,296 plans moved, no family's mean cost by 0.2%, and 5-17% off the bursts of 1 and 3
-    // experts; docs/performance.md.)
-    const bool first =
-        handoff_first_ && sheds_ == ChainCovers::Sheds::kPieces && carriers_chosen_[node] < 0 && can_hand_off;
+    // it costs. A burst's node (its biggest expert too big for any bin elsewhere, its excess
+    // more than one bin elsewhere takes) tries it first: where it leaves nothing over it is the
+    // node's cover, and the cover without carriers, which would decide only whether carriers are
+    // tried at all (they are where it crosses nodes twice or more), is not made. Elsewhere it
+    // is weighed against that cover below. (Measured against the cover without carriers first:
+    // 10 of 1,296 plans moved, no family's mean cost by 0.2%, none of the simulator's, and 5-17%
+    // off the bursts of 1 and 3 experts; without the excess's test, 3 of the simulator's 40
+    // EP128 requests cost 3-6% more; docs/performance.md.)
+    const bool first = handoff_first_ && sheds_ == ChainCovers::Sheds::kPieces && carriers_chosen_[node] < 0 &&
+                       can_hand_off && ExcessNeedsTwoCrossings(node);
     int64_t handoff_left = 0;  // what that first handoff left over
     if (first) {
       handoff_tried_ = true;

@@ -48,10 +48,10 @@ namespace taot::planners {
 //    some (Pass::sheds): on a burst (a surplus over twice the roomiest bin) it goes first, for
 //    it usually wins there by far (and where it meets the cap with only exporting nodes hot,
 //    fewer than half the nodes, it is the plan); elsewhere it goes last, where a handoff was
-//    weighed. In a pieces pass a burst's node hands off all its carriers first; where that
-//    leaves nothing over it is the node's cover, and elsewhere it is kept where it leaves no
-//    more over than the cover without carriers, the plain carrier trials running only where it
-//    leaves more;
+//    weighed. In a pieces pass a burst's node whose excess needs two cross-node pieces or more
+//    hands off all its carriers first; where that leaves nothing over it is the node's cover,
+//    elsewhere it is kept where it leaves no more over than the cover without carriers, the
+//    plain carrier trials running only where it leaves more;
 // 4. what is still uncovered takes pieces from anywhere (CoverRank), after crumbs of room stuck
 //    in full ranks have moved, through their pieces, to ranks with free slots (AbsorbCrumbs).
 // Handoffs and carriers are chains (a rank both sends and receives); with tight slots they are
@@ -118,6 +118,9 @@ class Placement {
   void CoverNode(int node);
   // PlaceWhole for every hot rank of the node (hot_), then BestCover for those still hot.
   void CoverHot();
+  // Whether the node's excess (its surplus less its open ranks' room) is more than any open rank
+  // of another node has room for, so that covering it takes two cross-node pieces or more.
+  bool ExcessNeedsTwoCrossings(int node) const;
   // Sheds::kPieces carriers: they hand their biggest experts off, in turn, to receivers in other
   // nodes until the node's excess is gone.
   void CarryPieces(int node, std::span<const int> carriers);
