@@ -3,12 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "generated_cases.h"
+#include "taot/planner/case_json.h"
 #include "taot/planner/load_stats.h"
 #include "test_requests.h"
 
@@ -121,28 +124,49 @@ TEST(PlacementTest, ALaterPassPlansAsOneFromTheStartOnRandomRequests) {
   EXPECT_GE(shared, static_cast<int>(seeds.size()) / 3);
 }
 
-// Where every handoff a pieces pass made first left some over (so it was undone), the placement
-// must plan as one without those first handoffs: the node goes on from its start. Counts the
-// requests with such first handoffs (`undone`) and with one that covered its node (`covered`).
-void ExpectUndoneFirstHandoffsChangeNothing(const PlanRequest& request, int64_t cap, const std::string& where,
-                                            int* undone, int* covered) {
-  Placement first, without;
-  without.set_handoff_first(false);
-  const Placed with_first = PlaceWith(first, request, cap), plain = PlaceWith(without, request, cap);
-  EXPECT_EQ(without.first_handoffs().made, 0) << where;
-  if (first.first_handoffs().covered > 0) {
-    ++*covered;
-    return;
+// Whether `placed` is a placement of `request` at `cap`: no rank over it where met, at most K
+// pieces a rank, none on its expert's home, no expert sending more than it has.
+void ExpectValidPlaced(const PlanRequest& request, int64_t cap, const Placed& placed, const std::string& where) {
+  const std::vector<int64_t> totals = ExpertTotals(request);
+  std::vector<int64_t> loads = RankLoadsBefore(request), sent(totals.size(), 0);
+  std::vector<int> pieces(loads.size(), 0);
+  for (const Piece& p : placed.pieces) {
+    ASSERT_NE(request.home_of(p.expert), p.rank) << where;
+    loads[request.home_of(p.expert)] -= p.tokens;
+    loads[p.rank] += p.tokens;
+    sent[p.expert] += p.tokens;
+    ++pieces[p.rank];
   }
-  *undone += first.first_handoffs().made > 0;
-  ExpectSamePlaced(with_first, plain, where);
+  for (size_t r = 0; r < loads.size(); ++r) {
+    if (placed.met) {
+      EXPECT_LE(loads[r], cap) << where << ", rank " << r;
+    }
+    EXPECT_LE(pieces[r], request.slots_per_rank()) << where << ", rank " << r;
+  }
+  for (size_t e = 0; e < totals.size(); ++e) EXPECT_LE(sent[e], totals[e]) << where << ", expert " << e;
+}
+
+// With every first handoff undone (HandoffFirst::kUndone), the placement must plan as one that
+// makes none (kOff): the node goes on from its start, and weighs the handoff again where it
+// would be kept. Counts the requests where first handoffs were made.
+void ExpectUndoneFirstHandoffsChangeNothing(const PlanRequest& request, int64_t cap, const std::string& where,
+                                            int* made) {
+  Placement undone, off;
+  undone.set_handoff_first(Placement::HandoffFirst::kUndone);
+  off.set_handoff_first(Placement::HandoffFirst::kOff);
+  ExpectSamePlaced(PlaceWith(undone, request, cap), PlaceWith(off, request, cap), where);
+  EXPECT_EQ(off.first_handoffs().made, 0) << where;
+  // Kept where they cover (the default), the first handoffs leave a valid placement.
+  Placement first;
+  ExpectValidPlaced(request, cap, PlaceWith(first, request, cap), where);
+  EXPECT_EQ(undone.first_handoffs().covered, 0) << where;
+  *made += undone.first_handoffs().made > 0;
 }
 
 // Over the burst families (1, 3 and R/8 experts 10x and 30x hotter; EP16/64/256, K 1/2/4, two
-// seeds, three caps): most burst nodes are covered by their first handoff; a few requests undo
-// every one they make.
-TEST(PlacementTest, AFirstHandoffThatLeavesSomeOverIsUndoneExactly) {
-  int undone = 0, covered = 0, compared = 0;
+// seeds, three caps).
+TEST(PlacementTest, AFirstHandoffUndoneLeavesTheNodeAsItWas) {
+  int made = 0, compared = 0;
   for (const int ranks : {16, 64, 256}) {
     for (const int slots : {1, 2, 4}) {
       for (const int hot : {1, 3, ranks / 8}) {
@@ -153,7 +177,7 @@ TEST(PlacementTest, AFirstHandoffThatLeavesSomeOverIsUndoneExactly) {
               ExpectUndoneFirstHandoffsChangeNothing(r, LoadCap(SumLoads(r).total, ranks, target),
                                                      absl::StrCat("EP", ranks, " K", slots, " hot ", hot, " x", factor,
                                                                   " seed ", seed, " target ", target),
-                                                     &undone, &covered);
+                                                     &made);
               ++compared;
             }
           }
@@ -162,25 +186,46 @@ TEST(PlacementTest, AFirstHandoffThatLeavesSomeOverIsUndoneExactly) {
     }
   }
   EXPECT_EQ(compared, 3 * 3 * 3 * 2 * 2 * 3);
-  EXPECT_GE(covered, compared / 2);
-  EXPECT_GE(undone, 5);
+  EXPECT_GE(made, compared / 2);  // 285 when written
 }
 
 // The same on random skewed requests (as above: 2 to 4 ranks a node, 2 to 5 nodes, K 1 to 3,
-// caps 0-15% over the mean), where a tenth undo every first handoff, some of them kept when made
-// again.
-TEST(PlacementTest, AFirstHandoffThatLeavesSomeOverIsUndoneExactlyOnRandomRequests) {
-  int undone = 0, covered = 0;
+// caps 0-15% over the mean).
+TEST(PlacementTest, AFirstHandoffUndoneLeavesTheNodeAsItWasOnRandomRequests) {
+  int made = 0;
   for (uint64_t seed = 0; seed < 20000; ++seed) {
     const int per_node = 2 + static_cast<int>(seed % 3);
     const int ranks = per_node * (2 + static_cast<int>((seed / 3) % 4));
     const int slots = 1 + static_cast<int>((seed / 12) % 3);
     const PlanRequest r = taot::testing::RandomRequest(ranks, 4 * ranks, slots, seed, per_node);
     const int64_t cap = LoadCap(SumLoads(r).total, ranks, static_cast<double>((seed / 36) % 6) * 3.0);
-    ExpectUndoneFirstHandoffsChangeNothing(r, cap, absl::StrCat("seed ", seed), &undone, &covered);
+    ExpectUndoneFirstHandoffsChangeNothing(r, cap, absl::StrCat("seed ", seed), &made);
   }
-  EXPECT_GE(undone, 1000);
-  EXPECT_GE(covered, 1000);
+  EXPECT_GE(made, 5000);  // 9,051 when written
+}
+
+// One of the simulator's EP128 requests (a drifting zipf-like load, one expert a rank; the
+// overhead experiment's): a node that could hand off first, but whose excess one bin elsewhere
+// takes, covers itself with one crossing and tries no carriers. Made first there, the handoff
+// cost this request 6% more (97 -> 103 over its plan), so such a node does not make it first.
+TEST(PlacementTest, AFirstHandoffMakesNoSimulatorRequestDearer) {
+  std::ifstream in(TAOT_TEST_DATA_DIR "/sim_ep128_request.json");
+  ASSERT_TRUE(in.good());
+  std::stringstream json;
+  json << in.rdbuf();
+  const absl::StatusOr<PlanRequest> request = ParseCase(json.str());
+  ASSERT_TRUE(request.ok()) << request.status();
+  const int64_t cap = LoadCap(SumLoads(*request).total, request->ranks(), 2.0);
+  Placement first, off;
+  off.set_handoff_first(Placement::HandoffFirst::kOff);
+  const Placed with_first = PlaceWith(first, *request, cap), without = PlaceWith(off, *request, cap);
+  ASSERT_TRUE(with_first.met && without.met);
+  auto cost = [&](const Placed& placed) {
+    double sum = 0;
+    for (const Piece& p : placed.pieces) sum += request->topology().cost(request->home_of(p.expert), p.rank);
+    return sum;
+  };
+  EXPECT_LE(cost(with_first), cost(without));
 }
 
 }  // namespace

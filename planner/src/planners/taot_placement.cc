@@ -271,24 +271,26 @@ void Placement::CoverNode(int node) {
       bound_ = {pass_bound_, std::get<0>(best) == 0 ? std::get<1>(best) : std::numeric_limits<double>::infinity()};
     };
     // With pieces, the handoff of all the carriers is kept on what it leaves over alone, whatever
-    // it costs. A burst's node (its biggest expert too big for any bin elsewhere, its excess
-    // more than one bin elsewhere takes) tries it first: where it leaves nothing over it is the
-    // node's cover, and the cover without carriers, which would decide only whether carriers are
-    // tried at all (they are where it crosses nodes twice or more), is not made. Elsewhere it
-    // is weighed against that cover below. (Measured against the cover without carriers first:
-    // 10 of 1,296 plans moved, no family's mean cost by 0.2%, none of the simulator's, and 5-17%
-    // off the bursts of 1 and 3 experts; without the excess's test, 3 of the simulator's 40
-    // EP128 requests cost 3-6% more; docs/performance.md.)
-    const bool first = handoff_first_ && sheds_ == ChainCovers::Sheds::kPieces && carriers_chosen_[node] < 0 &&
-                       can_hand_off && ExcessNeedsTwoCrossings(node);
+    // it costs. A node that can hand off (its biggest expert more than three times any bin
+    // elsewhere: ChainCovers::CanHandOff) and whose excess is more than any one bin elsewhere
+    // takes tries it first: where it leaves nothing over it is the node's cover, and the cover
+    // without carriers is not made. That cover decides whether carriers are tried at all (where
+    // it crosses nodes twice or more), and with such an excess it does, unless a handoff of its
+    // own crosses once: only there does the order change what is tried. Elsewhere the first
+    // handoff is undone and weighed against that cover below. (Measured against the cover
+    // without carriers first: 10 of 1,296 plans moved, no family's mean cost by 0.2%, none of
+    // the simulator's 40 EP128 requests, and 10-16% fewer instructions on the bursts of 1, 3 and
+    // R/8 experts; without the excess's test, 3 of those 40 requests cost 3-6% more;
+    // docs/performance.md.)
+    const bool first = handoff_first_ != HandoffFirst::kOff && sheds_ == ChainCovers::Sheds::kPieces &&
+                       carriers_chosen_[node] < 0 && carriers_max > 0 && can_hand_off && ExcessNeedsTwoCrossings(node);
     int64_t handoff_left = 0;  // what that first handoff left over
     if (first) {
-      handoff_tried_ = true;
       s.set_logging(true);
       bound_ = {};
       handoff_left = std::get<0>(try_carriers(carriers_max, true));
       ++first_handoffs_.made;
-      if (handoff_left == 0) {
+      if (handoff_left == 0 && handoff_first_ == HandoffFirst::kOn) {
         ++first_handoffs_.covered;
         carriers_chosen_[node] = carriers_max;
         carriers_handing_[node] = true;
@@ -328,7 +330,7 @@ void Placement::CoverNode(int node) {
     const int64_t left_without = std::get<0>(best_key);
     auto kept = [&](int64_t left) { return left == 0 || (left_without != kLost && left <= left_without); };
     bool handed_off = false;
-    if (hand_off && sheds_ == ChainCovers::Sheds::kPieces && (!first || kept(handoff_left))) {
+    if (hand_off && sheds_ == ChainCovers::Sheds::kPieces && carriers_max > 0 && (!first || kept(handoff_left))) {
       trials_.Next();
       bound_ = {};
       const std::tuple<int64_t, double> key = try_carriers(carriers_max, true);
@@ -353,7 +355,7 @@ void Placement::CoverNode(int node) {
     }
     // With whole sheds, the same carriers handing off, in one trial: as many as the plain trials
     // chose, or all the node's hot ranks if none.
-    if (hand_off && sheds_ == ChainCovers::Sheds::kWhole) {
+    if (hand_off && sheds_ == ChainCovers::Sheds::kWhole && carriers_max > 0) {
       handoff_tried_ = true;
       const int carriers = carriers_chosen_[node] > 0 ? carriers_chosen_[node] : carriers_max;
       trials_.Next();

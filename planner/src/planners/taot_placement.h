@@ -48,10 +48,12 @@ namespace taot::planners {
 //    some (Pass::sheds): on a burst (a surplus over twice the roomiest bin) it goes first, for
 //    it usually wins there by far (and where it meets the cap with only exporting nodes hot,
 //    fewer than half the nodes, it is the plan); elsewhere it goes last, where a handoff was
-//    weighed. In a pieces pass a burst's node whose excess needs two cross-node pieces or more
-//    hands off all its carriers first; where that leaves nothing over it is the node's cover,
-//    elsewhere it is kept where it leaves no more over than the cover without carriers, the
-//    plain carrier trials running only where it leaves more;
+//    weighed. In a pieces pass a node that can hand off and whose excess is more than any one
+//    bin elsewhere takes hands off all its carriers first; where that leaves nothing over it is
+//    the node's cover. Elsewhere the handoff is weighed after the cover without carriers, where
+//    that crosses nodes twice or more, and kept where it leaves nothing over or no more than
+//    that cover (a lost cover: nothing over), the plain carrier trials running only where it is
+//    not kept;
 // 4. what is still uncovered takes pieces from anywhere (CoverRank), after crumbs of room stuck
 //    in full ranks have moved, through their pieces, to ranks with free slots (AbsorbCrumbs).
 // Handoffs and carriers are chains (a rank both sends and receives); with tight slots they are
@@ -84,9 +86,11 @@ class Placement {
   void set_share_start(bool share) { share_start_ = share; }
   // The nodes the last Place's pieces pass recorded for the pass after it (0: none).
   size_t shared_nodes() const { return shared_.nodes; }
-  // Whether a pieces pass's burst node hands off before its cover without carriers (CoverNode):
-  // on by default; off only to check what that changes.
-  void set_handoff_first(bool first) { handoff_first_ = first; }
+  // Whether a pieces pass's node that can hand off does so before its cover without carriers
+  // (CoverNode): kOn by default; kOff, or kUndone (each first handoff made, counted and undone,
+  // as if it had left some over), only to check what that changes.
+  enum class HandoffFirst { kOn, kOff, kUndone };
+  void set_handoff_first(HandoffFirst first) { handoff_first_ = first; }
   // The last Place's handoffs made first: how many, and how many of them covered their node.
   struct FirstHandoffs {
     int made = 0;
@@ -119,7 +123,8 @@ class Placement {
   // PlaceWhole for every hot rank of the node (hot_), then BestCover for those still hot.
   void CoverHot();
   // Whether the node's excess (its surplus less its open ranks' room) is more than any open rank
-  // of another node has room for, so that covering it takes two cross-node pieces or more.
+  // of another node has room for: covering it with plain pieces crosses nodes twice or more (a
+  // handoff, whose receiver sheds to its node-mates, may cross once).
   bool ExcessNeedsTwoCrossings(int node) const;
   // Sheds::kPieces carriers: they hand their biggest experts off, in turn, to receivers in other
   // nodes until the node's excess is gone.
@@ -188,7 +193,7 @@ class Placement {
   };
   SharedStart shared_;
   bool share_start_ = true;
-  bool handoff_first_ = true;
+  HandoffFirst handoff_first_ = HandoffFirst::kOn;
   FirstHandoffs first_handoffs_;
 };
 
