@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -58,6 +59,17 @@ void ExpectSameWithAndWithoutSharing(const PlanRequest& request, int64_t cap, co
   *shared += sharing.shared_nodes() > 0;
 }
 
+// A random skewed request of `seed` and its cap: 2 to 4 ranks a node, 2 to 5 nodes, K 1 to 3,
+// caps 0-15% over the mean.
+std::pair<PlanRequest, int64_t> RandomCase(uint64_t seed) {
+  const int per_node = 2 + static_cast<int>(seed % 3);
+  const int ranks = per_node * (2 + static_cast<int>((seed / 3) % 4));
+  const int slots = 1 + static_cast<int>((seed / 12) % 3);
+  PlanRequest request = taot::testing::RandomRequest(ranks, 4 * ranks, slots, seed, per_node);
+  const int64_t cap = LoadCap(SumLoads(request).total, ranks, static_cast<double>((seed / 36) % 6) * 3.0);
+  return {std::move(request), cap};
+}
+
 // A later pass that starts from the state the first pass recorded after their shared nodes
 // must plan exactly as it would from the start: over the workload families (zipf-like, bursts
 // of 1, 3 and R/8 experts 10x and 30x hotter), K 1/2/4, three caps, alone and with the
@@ -103,9 +115,8 @@ TEST(PlacementTest, ALaterPassStartingAfterTheSharedNodesPlansAsOneFromTheStart)
   EXPECT_GE(shared, compared / 3);
 }
 
-// The same on random skewed requests: 2 to 4 ranks a node, 2 to 5 nodes, K 1 to 3, caps 0-15%
-// over the mean. Seeds past 20,000 are those (of 100,000) where a shared node reaches the later
-// pass's bound, which then covers the shared nodes itself.
+// The same on RandomCase's requests. Seeds past 20,000 are those (of 100,000) where a shared node
+// reaches the later pass's bound, which then covers the shared nodes itself.
 TEST(PlacementTest, ALaterPassPlansAsOneFromTheStartOnRandomRequests) {
   std::vector<uint64_t> seeds;
   for (uint64_t seed = 0; seed < 2000; ++seed) seeds.push_back(seed);
@@ -114,11 +125,7 @@ TEST(PlacementTest, ALaterPassPlansAsOneFromTheStartOnRandomRequests) {
   }
   int shared = 0;
   for (const uint64_t seed : seeds) {
-    const int per_node = 2 + static_cast<int>(seed % 3);
-    const int ranks = per_node * (2 + static_cast<int>((seed / 3) % 4));
-    const int slots = 1 + static_cast<int>((seed / 12) % 3);
-    const PlanRequest r = taot::testing::RandomRequest(ranks, 4 * ranks, slots, seed, per_node);
-    const int64_t cap = LoadCap(SumLoads(r).total, ranks, static_cast<double>((seed / 36) % 6) * 3.0);
+    const auto [r, cap] = RandomCase(seed);
     ExpectSameWithAndWithoutSharing(r, cap, absl::StrCat("seed ", seed), &shared);
   }
   EXPECT_GE(shared, static_cast<int>(seeds.size()) / 3);
@@ -189,16 +196,11 @@ TEST(PlacementTest, AFirstHandoffUndoneLeavesTheNodeAsItWas) {
   EXPECT_GE(made, compared / 2);  // 285 when written
 }
 
-// The same on random skewed requests (as above: 2 to 4 ranks a node, 2 to 5 nodes, K 1 to 3,
-// caps 0-15% over the mean).
+// The same on RandomCase's requests.
 TEST(PlacementTest, AFirstHandoffUndoneLeavesTheNodeAsItWasOnRandomRequests) {
   int made = 0;
   for (uint64_t seed = 0; seed < 20000; ++seed) {
-    const int per_node = 2 + static_cast<int>(seed % 3);
-    const int ranks = per_node * (2 + static_cast<int>((seed / 3) % 4));
-    const int slots = 1 + static_cast<int>((seed / 12) % 3);
-    const PlanRequest r = taot::testing::RandomRequest(ranks, 4 * ranks, slots, seed, per_node);
-    const int64_t cap = LoadCap(SumLoads(r).total, ranks, static_cast<double>((seed / 36) % 6) * 3.0);
+    const auto [r, cap] = RandomCase(seed);
     ExpectUndoneFirstHandoffsChangeNothing(r, cap, absl::StrCat("seed ", seed), &made);
   }
   EXPECT_GE(made, 5000);  // 9,051 when written
