@@ -78,12 +78,8 @@ std::optional<Handoff> ChainCovers::PlanHandoff(const PlacementState& state, int
 bool ChainCovers::CanHandOff(const PlacementState& state, int h) {
   const int e = state.LargestExpert(h);
   if (!state.tree() || e < 0) return false;
-  // By room, the roomiest last; only h's own node's entries may be stale, and they are skipped.
-  const std::vector<Bin>& bins = state.open_bins();
-  for (auto it = bins.rbegin(); it != bins.rend(); ++it) {
-    if (!state.topology().same_node(it->rank, h)) return 3 * it->room < state.left(e);
-  }
-  return true;
+  // With no bin elsewhere (-1), any expert can.
+  return 3 * state.RoomiestElsewhere(state.topology().node_of(h)) < state.left(e);
 }
 
 void ChainCovers::ShedWhole(const PlacementState& state, bool past_misfits) {

@@ -94,6 +94,14 @@ int PlacementState::ResidentAcross(int h) const {
       std::count_if(first, last, [&](const Replica& r) { return !topology_->same_node(h, r.rank); }));
 }
 
+int64_t PlacementState::RoomiestElsewhere(int node) const {
+  // By room, the roomiest last.
+  for (auto it = v_.open_other.rbegin(); it != v_.open_other.rend(); ++it) {
+    if (topology_->node_of(it->rank) != node) return it->room;
+  }
+  return -1;
+}
+
 int64_t PlacementState::NodeExcess(int node) const {
   int64_t excess = 0;
   for (int r : topology_->ranks_of_node(node)) {

@@ -142,6 +142,9 @@ class PlacementState {
   int held(int c, int i) const { return a_.held[static_cast<size_t>(c) * slots_per_rank_ + i]; }
   // Open bins by (room, rank); two-level topologies only, and stale for a deferred node.
   const std::vector<Bin>& open_bins() const { return v_.open_other; }
+  // The room of the roomiest open bin outside `node` (-1: none), read from open_bins(): `node`'s
+  // own entries, stale while it is deferred, are skipped. Two-level topologies only.
+  int64_t RoomiestElsewhere(int node) const;
   // The room open_bins() holds bin c under (-1: not there).
   int64_t indexed_room(int c) const { return a_.indexed[c]; }
 

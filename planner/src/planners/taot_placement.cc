@@ -146,14 +146,8 @@ bool Placement::HandoffDependsOnSheds(int h, const std::optional<Handoff>& hando
 }
 
 bool Placement::ExcessNeedsTwoCrossings(int node) const {
-  const PlacementState& s = state_;
-  const Topology& topo = s.topology();
-  // By room, the roomiest last; the entries of the node being covered may be stale: skipped.
-  const std::vector<Bin>& bins = s.open_bins();
-  for (auto it = bins.rbegin(); it != bins.rend(); ++it) {
-    if (topo.node_of(it->rank) != node) return s.NodeExcess(node) > it->room;
-  }
-  return s.NodeExcess(node) > 0;
+  // With no bin elsewhere (-1), any excess.
+  return state_.NodeExcess(node) > std::max<int64_t>(state_.RoomiestElsewhere(node), 0);
 }
 
 void Placement::CarryPieces(int node, std::span<const int> carriers) {
