@@ -107,6 +107,49 @@ TEST(ChainCoversTest, APiecesCarryStopsAtItsLimitAndShedsWholeExpertsWhereTheyFi
   EXPECT_EQ(carry->sheds[0].tokens, 40);
 }
 
+// Nodes of three ranks, cap 200: rank 0 sheds 100 of one expert of 300; ranks 1 and 2 are full;
+// rank 3 holds experts of 40 and 35 (room 125), rank 4 two of 80 (room 40), rank 5 two of 85
+// (room 30).
+TEST(ChainCoversTest, AnExpertAsBigAsAMatesRoomGoesWholeIntoIt) {
+  BoundState b(OneRow(6, 12, 2, {300, 0, 200, 0, 200, 0, 40, 35, 80, 80, 85, 85}, 3), 200);
+  PlacementState& s = b.state;
+  ASSERT_EQ(s.spare(4), 40);
+  ChainCovers chains;
+  const Handoff* carry = chains.PlanCarry(s, 0, 0, ChainCovers::Sheds::kPieces, 195);
+  ASSERT_TRUE(carry);
+  // Rank 3 sheds its expert of 40 whole into rank 4's room of 40, and 30 of the other into rank
+  // 5: two sheds. (Rank 4 and rank 5 as receivers each shed three.) Were the exact fit missed,
+  // the expert of 35 would go whole into rank 4 and the other split in two: three sheds.
+  EXPECT_EQ(carry->receiver, 3);
+  EXPECT_EQ(carry->tokens, 195);
+  EXPECT_EQ(carry->cost, 5.0);
+  ASSERT_EQ(carry->sheds.size(), 2u);
+  EXPECT_EQ(std::make_tuple(carry->sheds[0].expert, carry->sheds[0].mate, carry->sheds[0].tokens),
+            std::make_tuple(6, 4, int64_t{40}));
+  EXPECT_EQ(std::make_tuple(carry->sheds[1].expert, carry->sheds[1].mate, carry->sheds[1].tokens),
+            std::make_tuple(7, 5, int64_t{30}));
+}
+
+// Of two mates with the same room, the one with more slots left takes a receiver's shed first.
+TEST(ChainCoversTest, OfMatesWithEqualRoomTheOneWithMoreSlotsTakesTheFirstShed) {
+  // Cap 200: rank 3 holds experts of 50 and 20 (room 130); ranks 4 and 5 hold 140 and 150.
+  BoundState b(OneRow(6, 12, 2, {300, 0, 200, 0, 200, 0, 50, 20, 70, 70, 75, 75}, 3), 200);
+  PlacementState& s = b.state;
+  // A piece of rank 0's expert on rank 4: room 50 and one slot there, as rank 5 has room 50
+  // and two slots (and rank 4, holding the expert, cannot receive it).
+  s.AddPiece(0, 0, 4, 10);
+  ASSERT_EQ(std::make_tuple(s.spare(4), s.slots(4)), std::make_tuple(int64_t{50}, 1));
+  ASSERT_EQ(std::make_tuple(s.spare(5), s.slots(5)), std::make_tuple(int64_t{50}, 2));
+  ChainCovers chains;
+  const Handoff* carry = chains.PlanCarry(s, 0, 0, ChainCovers::Sheds::kPieces, 200);
+  ASSERT_TRUE(carry);
+  EXPECT_EQ(carry->receiver, 3);
+  EXPECT_EQ(carry->cost, 5.0);
+  ASSERT_EQ(carry->sheds.size(), 2u);
+  EXPECT_EQ(std::make_tuple(carry->sheds[0].expert, carry->sheds[0].mate), std::make_tuple(6, 5));
+  EXPECT_EQ(std::make_tuple(carry->sheds[1].expert, carry->sheds[1].mate), std::make_tuple(7, 4));
+}
+
 TEST(ChainCoversTest, AHandoffLeavesTheRoomThatTheReceiversNodeAlreadyOwes) {
   // Nodes of three ranks, cap 100: rank 0 sheds 100; rooms 0 0 | 60 50 50.
   PlanRequest request = OneRow(6, 12, 2, {200, 0, 100, 0, 100, 0, 30, 10, 50, 0, 50, 0}, 3);

@@ -85,9 +85,14 @@ bool ChainCovers::CanHandOff(const PlacementState& state, int h) {
 void ChainCovers::ShedWhole(const PlacementState& state, bool past_misfits) {
   for (Own& own : receiver_left_) {
     if (own.tokens == 0) break;
-    auto mate = std::find_if(mates_.begin(), mates_.end(), [&](const Mate& m) {
-      return m.slots > 0 && m.room >= own.tokens && !MateHolds(state, own.expert, m.rank);
-    });
+    // An expert bigger than every mate's room fits none, unsearched (a burst's receiver's
+    // experts are bigger than any mate's room).
+    auto mate = mates_.end();
+    if (own.tokens <= most_mate_room_) {
+      mate = std::find_if(mates_.begin(), mates_.end(), [&](const Mate& m) {
+        return m.slots > 0 && m.room >= own.tokens && !MateHolds(state, own.expert, m.rank);
+      });
+    }
     if (mate == mates_.end()) {
       if (past_misfits) continue;
       break;
@@ -104,10 +109,13 @@ void ChainCovers::ShedPieces(const PlacementState& state) {
   SortMates();
   for (Mate& mate : mates_) {
     for (; mate.slots > 0 && mate.room > 0; --mate.slots) {
+      // The first of the fullest experts the mate does not hold.
       Own* fullest = nullptr;
+      int64_t most = 0;
       for (Own& own : receiver_left_) {
-        if (own.tokens > 0 && !MateHolds(state, own.expert, mate.rank) && (!fullest || own.tokens > fullest->tokens)) {
+        if (own.tokens > most && !MateHolds(state, own.expert, mate.rank)) {
           fullest = &own;
+          most = own.tokens;
         }
       }
       if (!fullest) break;
@@ -120,9 +128,21 @@ void ChainCovers::ShedPieces(const PlacementState& state) {
 }
 
 void ChainCovers::SortMates() {
-  std::sort(mates_.begin(), mates_.end(), [](const Mate& a, const Mate& b) {
+  // Insertion: the mates come nearly sorted (from the survey's order, or with a few rooms
+  // shrunk by whole sheds), a handful of them.
+  const auto before = [](const Mate& a, const Mate& b) {
     return std::tie(b.room, b.slots, a.rank) < std::tie(a.room, a.slots, b.rank);
-  });
+  };
+  for (size_t i = 1; i < mates_.size(); ++i) {
+    if (!before(mates_[i], mates_[i - 1])) continue;
+    const Mate moved = mates_[i];
+    size_t j = i;
+    do {
+      mates_[j] = mates_[j - 1];
+      --j;
+    } while (j > 0 && before(moved, mates_[j - 1]));
+    mates_[j] = moved;
+  }
 }
 
 void ChainCovers::Survey(const PlacementState& state, int n, Sheds sheds, CarryCache::Node& node) const {
@@ -143,18 +163,25 @@ void ChainCovers::Survey(const PlacementState& state, int n, Sheds sheds, CarryC
   std::sort(node.open.begin(), node.open.end(), std::greater<>());
 }
 
-void ChainCovers::ReceiverSheds(const PlacementState& state, int n, int g, int64_t owed, Sheds sheds) {
-  int64_t pending = owed;
+void ChainCovers::ReceiverSheds(const PlacementState& state, const CarryCache::Node& node, int g, Sheds sheds) {
+  // The survey's open ranks, roomiest first, are the mates in their order but for ties of room.
   mates_.clear();
-  for (int r : state.topology().ranks_of_node(n)) {
-    if (r != g && state.IsOpen(r)) mates_.push_back({state.spare(r), state.slots(r), r});
+  for (const auto& [room, minus_rank] : node.open) {
+    if (-minus_rank != g) mates_.push_back({room, state.slots(-minus_rank), -minus_rank});
   }
   SortMates();
+  // The node's own surplus takes the roomiest rooms first; a mate left no room takes no shed.
+  int64_t pending = node.owed;
+  size_t kept = 0;
+  most_mate_room_ = 0;
   for (Mate& mate : mates_) {
     const int64_t taken = std::min(mate.room, pending);
     mate.room -= taken;
     pending -= taken;
+    if (mate.room > 0) mates_[kept++] = mate;
+    most_mate_room_ = std::max(most_mate_room_, mate.room);
   }
+  mates_.resize(kept);
   ReceiverExperts(state, g);
   sheds_.clear();
   if (sheds == Sheds::kWhole) {
@@ -230,7 +257,7 @@ const Handoff* ChainCovers::PlanCarry(const PlacementState& state, int h, int e,
             CannotBeat(state, node, h, e, g, sheds, most, std::make_tuple(-best_reach, best.cost, best.receiver))) {
           continue;
         }
-        ReceiverSheds(state, n, g, node.owed, sheds);
+        ReceiverSheds(state, node, g, sheds);
         if (node.weighed == node.receivers.size()) node.receivers.emplace_back();
         known = node.receivers.begin() + static_cast<std::ptrdiff_t>(node.weighed++);
         known->rank = g;

@@ -143,13 +143,14 @@ class ChainCovers {
   // weighing its sheds.
   static bool CannotBeat(const PlacementState& state, const CarryCache::Node& node, int h, int e, int g, Sheds sheds,
                          int64_t most, const std::tuple<int64_t, double, int>& best);
-  // Receiver g's sheds into its node-mates' rooms after the node's own surplus `owed`, into
-  // sheds_.
-  void ReceiverSheds(const PlacementState& state, int n, int g, int64_t owed, Sheds sheds);
+  // Receiver g's sheds into its node-mates' rooms after the node's own surplus, into sheds_;
+  // `node` is g's node's survey, current.
+  void ReceiverSheds(const PlacementState& state, const CarryCache::Node& node, int g, Sheds sheds);
 
   std::vector<Own> receiver_left_;    // what the receiver has not shed yet
   bool receiver_has_pieces_ = false;  // of its own experts, on other ranks
   std::vector<Mate> mates_;           // the receiver's open node-mates, their room and slots left
+  int64_t most_mate_room_ = 0;        // at least the most room of any of them
   std::vector<Shed> sheds_;           // the receiver's sheds, in the order made
   CarryCache::Node survey_;           // a node's survey when there is no cache
   Handoff carry_;                     // PlanCarry's answer
