@@ -193,18 +193,20 @@ void ChainCovers::ReceiverSheds(const PlacementState& state, const CarryCache::N
 
 bool ChainCovers::CannotBeat(const PlacementState& state, const CarryCache::Node& node, int h, int e, int g,
                              Sheds sheds, int64_t most, const std::tuple<int64_t, double, int>& best) {
-  // Its sheds take its mates' room left after the node's own surplus, and its own tokens. (Its
-  // tokens left and its biggest expert in one pass: TokensLeft and LargestExpert apart cost a
-  // burst's plan 1% more.)
+  // Its sheds take its mates' room left after the node's own surplus, and its own tokens. The
+  // room alone rules most receivers out (those of a burst's carries, whose reach the best's
+  // equals), before its experts are read. (Its tokens left and its biggest expert in one pass:
+  // TokensLeft and LargestExpert apart cost a burst's plan 1% more.)
+  const auto& [best_reach, best_cost, best_receiver] = best;
+  const int64_t mates_room = std::max<int64_t>(0, node.room - state.spare(g) - node.owed);
+  if (-std::min({state.left(e), state.spare(g) + mates_room, most}) > best_reach) return true;
   const int per_rank = state.experts_per_rank();
   int64_t holds = 0, biggest_own = 0;
   for (int x = g * per_rank; x < (g + 1) * per_rank; ++x) {
     holds += state.left(x);
     biggest_own = std::max(biggest_own, state.left(x));
   }
-  const int64_t mates_room = std::max<int64_t>(0, node.room - state.spare(g) - node.owed);
   const int64_t reach = std::min({state.left(e), state.spare(g) + std::min(mates_room, holds), most});
-  const auto& [best_reach, best_cost, best_receiver] = best;
   if (-reach > best_reach) return true;
   // At the best's reach it sheds the overflow in pieces no bigger than a mate's room or an
   // expert of its own, each a new intra-node piece unless a resident replica takes it.
