@@ -264,10 +264,17 @@ const Handoff* ChainCovers::PlanCarry(const PlacementState& state, int h, int e,
         known = node.receivers.begin() + static_cast<std::ptrdiff_t>(node.weighed++);
         known->rank = g;
         known->sheds.assign(sheds_.begin(), sheds_.end());
+        known->terms.clear();
         known->total = 0;
-        for (const Shed& x : sheds_) known->total += x.tokens;
+        for (const Shed& x : sheds_) {
+          known->terms.push_back(
+              {sheds == Sheds::kWhole ? state.tree_costs().intra : state.PieceCost(g, x.expert, x.mate),
+               x.tokens == state.left(x.expert)});
+          known->total += x.tokens;
+        }
       }
       const std::vector<Shed>& own_sheds = known->sheds;
+      const std::vector<CarryCache::Receiver::Terms>& terms = known->terms;
       int64_t tokens = std::min({state.left(e), state.spare(g) + known->total, most});
       int64_t overflow = tokens - state.spare(g);
       if (overflow <= 0) continue;
@@ -279,11 +286,11 @@ const Handoff* ChainCovers::PlanCarry(const PlacementState& state, int h, int e,
       int64_t covered = 0, last = 0;
       for (; covered < overflow; ++used) {
         const Shed& x = own_sheds[used];
-        const bool whole = sheds == Sheds::kPieces && x.tokens == state.left(x.expert) &&
-                           state.spare(g) + covered + x.tokens <= state.left(e);
+        const bool whole =
+            sheds == Sheds::kPieces && terms[used].whole && state.spare(g) + covered + x.tokens <= state.left(e);
         last = whole ? x.tokens : std::min(x.tokens, overflow - covered);
         covered += last;
-        cost += sheds == Sheds::kWhole ? state.tree_costs().intra : state.PieceCost(g, x.expert, x.mate);
+        cost += terms[used].cost;
       }
       if (covered > overflow) {
         tokens += covered - overflow;

@@ -61,7 +61,14 @@ class ChainCovers {
     struct Receiver {
       int rank;
       std::vector<Shed> sheds;  // as ShedWhole or ShedPieces make them, before any trimming
-      int64_t total = 0;        // their tokens
+      // Per shed, what a carry reads of it that the node's stamp fixes: read here, not from the
+      // state, each time a carry weighs the receiver again.
+      struct Terms {
+        double cost;  // the shed's piece
+        bool whole;   // whether it is all that is left of its expert
+      };
+      std::vector<Terms> terms;
+      int64_t total = 0;  // their tokens
     };
     struct Node {
       uint64_t stamp = 0;  // the node's stamp when surveyed (0: never; stamps start at 1)
