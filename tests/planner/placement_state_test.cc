@@ -15,19 +15,10 @@ namespace {
 
 using testing::BoundState;
 using testing::OneRow;
+using testing::OpenBins;
 using testing::RandomChange;
 using testing::RandomState;
 using testing::SameState;
-
-// The open bins by (room, rank), computed afresh.
-std::vector<Bin> OpenBins(const PlacementState& s) {
-  std::vector<Bin> bins;
-  for (int c = 0; c < s.ranks(); ++c) {
-    if (s.IsOpen(c)) bins.push_back({s.spare(c), c});
-  }
-  std::sort(bins.begin(), bins.end());
-  return bins;
-}
 
 TEST(PlacementStateTest, ResetSplitsEveryRankIntoSurplusAndRoom) {
   // Loads 50, 15, 40, 15 on two nodes of two ranks; cap 30.

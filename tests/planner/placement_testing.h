@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <random>
@@ -34,6 +35,17 @@ struct BoundState {
   LoadSums sums;
   PlacementState state;
 };
+
+// The open bins by (room, rank), computed afresh: what the state's index (open_bins) must hold
+// outside a deferred node.
+inline std::vector<Bin> OpenBins(const PlacementState& s) {
+  std::vector<Bin> bins;
+  for (int c = 0; c < s.ranks(); ++c) {
+    if (s.IsOpen(c)) bins.push_back({s.spare(c), c});
+  }
+  std::sort(bins.begin(), bins.end());
+  return bins;
+}
 
 // One source row: rank r's load is the sum of its experts' entries.
 inline PlanRequest OneRow(int ranks, int experts, int slots, const std::vector<int64_t>& row, int ranks_per_node,

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "generated_cases.h"
+#include "placement_testing.h"
 #include "taot/planner/case_json.h"
 #include "taot/planner/load_stats.h"
 #include "test_requests.h"
@@ -87,14 +88,15 @@ TEST(PlacementTest, ALaterPassStartingAfterTheSharedNodesPlansAsOneFromTheStart)
     for (const int slots : {1, 2, 4}) {
       for (const Family& f : families) {
         for (const bool resident : {false, true}) {
-          PlanRequest r = testing::Generated(ranks, 4 * ranks, f.imbalance, f.hot, f.factor, 1, slots);
+          PlanRequest r = taot::testing::Generated(ranks, 4 * ranks, f.imbalance, f.hot, f.factor, 1, slots);
           for (const double target : {2.0, 5.0, 10.0}) {
             const std::string where = absl::StrCat("EP", ranks, " K", slots, " imbalance ", f.imbalance, " hot ", f.hot,
                                                    " x", f.factor, " target ", target, " resident ", resident);
             PlanRequest request = r;
             if (resident) {
               // The plan of the family's next seed leaves its replicas for this one.
-              const PlanRequest before = testing::Generated(ranks, 4 * ranks, f.imbalance, f.hot, f.factor, 2, slots);
+              const PlanRequest before =
+                  taot::testing::Generated(ranks, 4 * ranks, f.imbalance, f.hot, f.factor, 2, slots);
               const LoadSums before_sums = SumLoads(before);
               Placement previous;
               previous.Prepare(before, before_sums);
@@ -163,9 +165,13 @@ void ExpectUndoneFirstHandoffsChangeNothing(const PlanRequest& request, int64_t 
   off.set_handoff_first(Placement::HandoffFirst::kOff);
   ExpectSamePlaced(PlaceWith(undone, request, cap), PlaceWith(off, request, cap), where);
   EXPECT_EQ(off.first_handoffs().made, 0) << where;
-  // Kept where they cover (the default), the first handoffs leave a valid placement.
+  // Kept where they cover (the default), the first handoffs leave a valid placement, and the
+  // node each covers ends as any other (its bins back in the state's index).
   Placement first;
   ExpectValidPlaced(request, cap, PlaceWith(first, request, cap), where);
+  if (first.state().tree()) {
+    EXPECT_EQ(first.state().open_bins(), testing::OpenBins(first.state())) << where;
+  }
   EXPECT_EQ(undone.first_handoffs().covered, 0) << where;
   *made += undone.first_handoffs().made > 0;
 }
@@ -179,7 +185,7 @@ TEST(PlacementTest, AFirstHandoffUndoneLeavesTheNodeAsItWas) {
       for (const int hot : {1, 3, ranks / 8}) {
         for (const double factor : {10.0, 30.0}) {
           for (const uint64_t seed : {1, 2}) {
-            const PlanRequest r = testing::Generated(ranks, 4 * ranks, 0, hot, factor, seed, slots);
+            const PlanRequest r = taot::testing::Generated(ranks, 4 * ranks, 0, hot, factor, seed, slots);
             for (const double target : {2.0, 5.0, 10.0}) {
               ExpectUndoneFirstHandoffsChangeNothing(r, LoadCap(SumLoads(r).total, ranks, target),
                                                      absl::StrCat("EP", ranks, " K", slots, " hot ", hot, " x", factor,

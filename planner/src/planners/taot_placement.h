@@ -97,6 +97,8 @@ class Placement {
     int covered = 0;
   };
   const FirstHandoffs& first_handoffs() const { return first_handoffs_; }
+  // The state the last Place's last pass left: for tests of what a pass leaves behind.
+  const PlacementState& state() const { return state_; }
 
  private:
   // One way through steps 2 to 4.
