@@ -80,10 +80,11 @@ TEST(PlanningAllocationsTest, APlanOfAShapePlannedBeforeAllocatesOnlyThePlan) {
 // A new planner's first plan sizes its scratch: each buffer once, not grown by doubling nor
 // one per rank, and a copy of the placement's state is one block for its fixed-length arrays.
 // Only the carries' cache keeps lists per node (a node's open ranks, its weighed receivers'
-// sheds). Measured on zipf 10-90%: 38-64 at EP16, 42-69 at EP64, 47-142 at EP256; 54-96,
-// 58-101 and 63-158 when each array of the state was a vector of its own (each copy of the
-// state nine allocations), and 88, 178 and 348 on zipf 30% when each rank's list in the cycle
-// canceller's forest was a vector of its own and the lists grew by doubling.
+// sheds and what a carry reads of each). Measured on zipf 10-90%: 38-64 at EP16, 42-69 at
+// EP64, 47-142 at EP256 (the same with those reads kept, ab2284b); 54-96, 58-101 and 63-158
+// when each array of the state was a vector of its own (each copy of the state nine
+// allocations), and 88, 178 and 348 on zipf 30% when each rank's list in the cycle canceller's
+// forest was a vector of its own and the lists grew by doubling.
 TEST(PlanningAllocationsTest, AFirstPlanSizesItsScratchOnce) {
   for (const int ranks : {16, 64, 256}) {
     const long most = 72 + 3 * (ranks / 8);  // 8 ranks per node
