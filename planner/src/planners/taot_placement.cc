@@ -277,7 +277,7 @@ void Placement::CoverNode(int node) {
     // R/8 experts; without the excess's test, 3 of those 40 requests cost 3-6% more;
     // docs/performance.md.)
     const bool first = handoff_first_ != HandoffFirst::kOff && sheds_ == ChainCovers::Sheds::kPieces &&
-                       carriers_chosen_[node] < 0 && carriers_max > 0 && can_hand_off && ExcessNeedsTwoCrossings(node);
+                       carriers_chosen_[node] < 0 && can_hand_off && ExcessNeedsTwoCrossings(node);
     int64_t handoff_left = 0;  // what that first handoff left over
     if (first) {
       s.set_logging(true);
