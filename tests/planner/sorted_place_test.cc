@@ -39,5 +39,34 @@ TEST(SortedPlaceTest, MovesTheEntryWhereErasingAndInsertingPutsIt) {
   EXPECT_GT(moved_far, 1000) << "the cases must move entries past several others";
 }
 
+// Against std::stable_sort: ranges of every length up to 30, nearly sorted (a few entries moved
+// a few places) and shuffled, with many equal keys, so that an unstable sort would show.
+TEST(InsertionSortTest, SortsAsStableSortDoes) {
+  std::mt19937 random(11);
+  const auto by_key = [](const Bin& a, const Bin& b) { return a.first < b.first; };
+  int reordered = 0;
+  for (int n = 0; n <= 30; ++n) {
+    for (int trial = 0; trial < 40; ++trial) {
+      std::vector<Bin> items;
+      for (int i = 0; i < n; ++i) items.push_back({std::uniform_int_distribution<int64_t>(0, 6)(random), i});
+      if (trial % 2 == 0) {
+        std::sort(items.begin(), items.end(), by_key);
+        for (int k = 0; k < 3 && n > 1; ++k) {
+          const int at = std::uniform_int_distribution<int>(0, n - 2)(random);
+          std::swap(items[static_cast<size_t>(at)], items[static_cast<size_t>(at) + 1]);
+        }
+      } else {
+        std::shuffle(items.begin(), items.end(), random);
+      }
+      std::vector<Bin> want = items;
+      std::stable_sort(want.begin(), want.end(), by_key);
+      reordered += want != items;
+      InsertionSort(items.begin(), items.end(), by_key);
+      ASSERT_EQ(items, want) << "n " << n << " trial " << trial;
+    }
+  }
+  EXPECT_GT(reordered, 800);  // of 1,240 ranges, most needed sorting
+}
+
 }  // namespace
 }  // namespace taot::planners

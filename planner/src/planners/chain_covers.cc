@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "planners/greedy_covers.h"
+#include "planners/sorted_place.h"
 
 namespace taot::planners {
 
@@ -128,21 +129,11 @@ void ChainCovers::ShedPieces(const PlacementState& state) {
 }
 
 void ChainCovers::SortMates() {
-  // Insertion: the mates come nearly sorted (from the survey's order, or with a few rooms
-  // shrunk by whole sheds), a handful of them.
-  const auto before = [](const Mate& a, const Mate& b) {
+  // The mates come nearly sorted (from the survey's order, or with a few rooms shrunk by whole
+  // sheds), a handful of them.
+  InsertionSort(mates_.begin(), mates_.end(), [](const Mate& a, const Mate& b) {
     return std::tie(b.room, b.slots, a.rank) < std::tie(a.room, a.slots, b.rank);
-  };
-  for (size_t i = 1; i < mates_.size(); ++i) {
-    if (!before(mates_[i], mates_[i - 1])) continue;
-    const Mate moved = mates_[i];
-    size_t j = i;
-    do {
-      mates_[j] = mates_[j - 1];
-      --j;
-    } while (j > 0 && before(moved, mates_[j - 1]));
-    mates_[j] = moved;
-  }
+  });
 }
 
 void ChainCovers::Survey(const PlacementState& state, int n, Sheds sheds, CarryCache::Node& node) const {

@@ -1,8 +1,10 @@
-// Keeping a sorted vector sorted when one entry's key changes.
+// Keeping a sorted vector sorted when one entry's key changes, and sorting one that comes nearly
+// sorted.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 namespace taot::planners {
@@ -48,6 +50,25 @@ void MoveToSortedPlace(std::vector<T>& sorted, size_t at, const T& value) {
     *(q - 1) = value;
   } else {
     sorted[at] = value;
+  }
+}
+
+// Sorts [first, last) by `less`, stably and without a buffer, by insertion: for short ranges that
+// come nearly sorted (a node's mates after a few rooms shrink), where an entry moves past a few
+// at most and the test that it is in place is one comparison. std::stable_sort would allocate its
+// buffer at every call.
+template <typename It, typename Less>
+void InsertionSort(It first, It last, Less less) {
+  if (first == last) return;
+  for (It i = first + 1; i != last; ++i) {
+    if (!less(*i, *(i - 1))) continue;
+    auto moved = std::move(*i);
+    It j = i;
+    do {
+      *j = std::move(*(j - 1));
+      --j;
+    } while (j != first && less(moved, *(j - 1)));
+    *j = std::move(moved);
   }
 }
 

@@ -4,6 +4,8 @@
 #include <tuple>
 #include <utility>
 
+#include "planners/sorted_place.h"
+
 namespace taot::planners {
 
 void TwoPieceCover::Prepare(const PlacementState& state) {
@@ -14,13 +16,10 @@ void TwoPieceCover::Prepare(const PlacementState& state) {
   // first that covers (and those that tie with it).
   const double unit[2] = {state.tree_costs().intra, state.tree_costs().inter};
   for (Shape& sh : shapes_) sh.cost = unit[sh.cls1] + (sh.cls2 < 0 ? 0.0 : unit[sh.cls2]);
-  // A stable insertion sort: std::stable_sort would allocate its buffer at every plan.
-  const auto cheaper = [](const Shape& a, const Shape& b) {
+  // Stable: shapes of equal cost and pieces keep their order.
+  InsertionSort(shapes_.begin(), shapes_.end(), [](const Shape& a, const Shape& b) {
     return std::make_pair(a.cost, a.pieces) < std::make_pair(b.cost, b.pieces);
-  };
-  for (auto it = shapes_.begin(); it != shapes_.end(); ++it) {
-    std::rotate(std::upper_bound(shapes_.begin(), it, *it, cheaper), it, it + 1);
-  }
+  });
 }
 
 std::optional<TwoPieceCover::Option> TwoPieceCover::Find(const PlacementState& state, int h) {
