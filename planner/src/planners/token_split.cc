@@ -49,6 +49,12 @@ void CheapestSplit::SplitExpert(const PlanRequest& request, int expert, std::spa
   std::fill(demand_.begin(), demand_.end(), 0);
 }
 
+void CheapestSplit::MoveWhole(int expert, int guest, std::span<const int64_t> column, Plan& plan) {
+  for (int from = 0; from < static_cast<int>(column.size()); ++from) {
+    if (column[from] > 0) plan.assignments.push_back({from, expert, guest, column[from]});
+  }
+}
+
 void CheapestSplit::Append(const PlanRequest& request, const std::vector<int64_t>& expert_totals,
                            std::vector<GuestShare>& shares, Plan& plan) {
   std::sort(shares.begin(), shares.end(), [](const GuestShare& a, const GuestShare& b) {
@@ -94,10 +100,14 @@ void CheapestSplit::Append(const PlanRequest& request, const std::vector<int64_t
       away += shares[j].tokens;
       demand_ranks_.push_back(shares[j].rank);
     }
-    if (away > 0) {
+    auto next_column = [&] { return std::span<int64_t>(columns_).subspan(x++ * R, static_cast<size_t>(R)); };
+    if (away > 0 && j - i == 1 && away == expert_totals[expert]) {
+      MoveWhole(expert, shares[i].rank, next_column(), plan);
+      demand_[shares[i].rank] = 0;
+    } else if (away > 0) {
       demand_[request.home_of(expert)] = expert_totals[expert] - away;
       demand_ranks_.push_back(request.home_of(expert));
-      SplitExpert(request, expert, std::span<int64_t>(columns_).subspan(x++ * R, static_cast<size_t>(R)), plan);
+      SplitExpert(request, expert, next_column(), plan);
     } else {
       for (size_t k = i; k < j; ++k) demand_[shares[k].rank] = 0;
     }

@@ -25,6 +25,10 @@ class CheapestSplit {
  private:
   // Splits one expert's tokens; `column` holds its load per source and is consumed.
   void SplitExpert(const PlanRequest& request, int expert, std::span<int64_t> column, Plan& plan);
+  // An expert whose home keeps none of its tokens and that has one guest: every source sends
+  // all it has to that guest, the one transport there is, on any topology, with no matching
+  // (the bursts' sheds: 70-76% of the assignments of EP64 3 hot x30 and EP256 32 hot x10 plans).
+  static void MoveWhole(int expert, int guest, std::span<const int64_t> column, Plan& plan);
 
   std::vector<int64_t> demand_;
   std::vector<int> split_experts_;  // experts with tokens away from home, increasing
