@@ -182,15 +182,21 @@ void ChainCovers::ReceiverSheds(const PlacementState& state, const CarryCache::N
   }
 }
 
+bool ChainCovers::RoomCannotReach(const PlacementState& state, const CarryCache::Node& node, int e, int g, int64_t most,
+                                  int64_t best_reach) {
+  // Its sheds take its mates' room left after the node's own surplus (at most what the survey
+  // counts: ReceiverSheds takes the surplus from the mates' rooms first).
+  const int64_t mates_room = std::max<int64_t>(0, node.room - state.spare(g) - node.owed);
+  return std::min({state.left(e), state.spare(g) + mates_room, most}) < best_reach;
+}
+
 bool ChainCovers::CannotBeat(const PlacementState& state, const CarryCache::Node& node, int h, int e, int g,
                              Sheds sheds, int64_t most, const std::tuple<int64_t, double, int>& best) {
-  // Its sheds take its mates' room left after the node's own surplus, and its own tokens. The
-  // room alone rules most receivers out (those of a burst's carries, whose reach the best's
-  // equals), before its experts are read. (Its tokens left and its biggest expert in one pass:
-  // TokensLeft and LargestExpert apart cost a burst's plan 1% more.)
+  // Its sheds take its mates' room left after the node's own surplus, and its own tokens. (Its
+  // tokens left and its biggest expert in one pass: TokensLeft and LargestExpert apart cost a
+  // burst's plan 1% more.)
   const auto& [best_reach, best_cost, best_receiver] = best;
   const int64_t mates_room = std::max<int64_t>(0, node.room - state.spare(g) - node.owed);
-  if (-std::min({state.left(e), state.spare(g) + mates_room, most}) > best_reach) return true;
   const int per_rank = state.experts_per_rank();
   int64_t holds = 0, biggest_own = 0;
   for (int x = g * per_rank; x < (g + 1) * per_rank; ++x) {
@@ -240,6 +246,9 @@ const Handoff* ChainCovers::PlanCarry(const PlacementState& state, int h, int e,
       const int g = -node.open[c].second;
       if (state.Holds(e, g)) continue;
       ++weighed;
+      // The room alone rules most receivers out (those of a burst's carries, whose reach the
+      // best's equals), and with them the node's roomier-first rest.
+      if (bounded_ && found && RoomCannotReach(state, node, e, g, most, best_reach)) break;
       const auto end = node.receivers.begin() + static_cast<std::ptrdiff_t>(node.weighed);
       auto known =
           std::find_if(node.receivers.begin(), end, [g](const CarryCache::Receiver& x) { return x.rank == g; });

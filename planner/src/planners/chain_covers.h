@@ -145,9 +145,16 @@ class ChainCovers {
   void ShedPieces(const PlacementState& state);
   // Node n's carrier-free part (CarryCache::Node), computed.
   void Survey(const PlacementState& state, int n, Sheds sheds, CarryCache::Node& node) const;
-  // Whether receiver g of `node` (its survey) surely loses to the carry keyed `best` (-reach,
-  // cost, receiver) for h's expert e: bounds on its reach and on its sheds' cost say so without
-  // weighing its sheds.
+  // Whether receiver g of `node` (its survey) reaches less than `best_reach` for h's expert e,
+  // by room alone: its own room and its mates' room after the node's own surplus, at most
+  // max(g's room, the node's room less that surplus). Along the survey's open ranks (roomiest
+  // first) that bound never grows, so once it rules one receiver out it rules out the node's
+  // later ones, weighed or not (their reach is at most it).
+  static bool RoomCannotReach(const PlacementState& state, const CarryCache::Node& node, int e, int g, int64_t most,
+                              int64_t best_reach);
+  // Whether receiver g of `node` (its survey), which RoomCannotReach did not rule out, surely
+  // loses to the carry keyed `best` (-reach, cost, receiver) for h's expert e: bounds on its
+  // reach and on its sheds' cost say so without weighing its sheds.
   static bool CannotBeat(const PlacementState& state, const CarryCache::Node& node, int h, int e, int g, Sheds sheds,
                          int64_t most, const std::tuple<int64_t, double, int>& best);
   // Receiver g's sheds into its node-mates' rooms after the node's own surplus, into sheds_;
