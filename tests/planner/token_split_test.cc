@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
-#include <utility>
 #include <vector>
 
 #include "planners/plan_building.h"

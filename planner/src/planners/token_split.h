@@ -27,7 +27,8 @@ class CheapestSplit {
   void SplitExpert(const PlanRequest& request, int expert, std::span<int64_t> column, Plan& plan);
   // An expert whose home keeps none of its tokens and that has one guest: every source sends
   // all it has to that guest, the one transport there is, on any topology, with no matching
-  // (the bursts' sheds: 70-76% of the assignments of EP64 3 hot x30 and EP256 32 hot x10 plans).
+  // (on bursts, most of the plan: 70-76% of the assignments of EP64 3 hot x30 and EP256 32 hot
+  // x10 plans).
   static void MoveWhole(int expert, int guest, std::span<const int64_t> column, Plan& plan);
 
   std::vector<int64_t> demand_;
