@@ -184,10 +184,7 @@ void ChainCovers::ReceiverSheds(const PlacementState& state, const CarryCache::N
 
 bool ChainCovers::RoomCannotReach(const PlacementState& state, const CarryCache::Node& node, int e, int g, int64_t most,
                                   int64_t best_reach) {
-  // Its sheds take its mates' room left after the node's own surplus (at most what the survey
-  // counts: ReceiverSheds takes the surplus from the mates' rooms first).
-  const int64_t mates_room = std::max<int64_t>(0, node.room - state.spare(g) - node.owed);
-  return std::min({state.left(e), state.spare(g) + mates_room, most}) < best_reach;
+  return std::min({state.left(e), state.spare(g) + MatesRoom(state, node, g), most}) < best_reach;
 }
 
 bool ChainCovers::CannotBeat(const PlacementState& state, const CarryCache::Node& node, int h, int e, int g,
@@ -196,7 +193,7 @@ bool ChainCovers::CannotBeat(const PlacementState& state, const CarryCache::Node
   // tokens left and its biggest expert in one pass: TokensLeft and LargestExpert apart cost a
   // burst's plan 1% more.)
   const auto& [best_reach, best_cost, best_receiver] = best;
-  const int64_t mates_room = std::max<int64_t>(0, node.room - state.spare(g) - node.owed);
+  const int64_t mates_room = MatesRoom(state, node, g);
   const int per_rank = state.experts_per_rank();
   int64_t holds = 0, biggest_own = 0;
   for (int x = g * per_rank; x < (g + 1) * per_rank; ++x) {

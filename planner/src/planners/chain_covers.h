@@ -4,6 +4,7 @@
 // only: elsewhere they plan nothing.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -145,6 +146,11 @@ class ChainCovers {
   void ShedPieces(const PlacementState& state);
   // Node n's carrier-free part (CarryCache::Node), computed.
   void Survey(const PlacementState& state, int n, Sheds sheds, CarryCache::Node& node) const;
+  // The room receiver g's sheds can take in its node (its survey): its open mates' room less the
+  // node's own surplus, which takes that room first.
+  static int64_t MatesRoom(const PlacementState& state, const CarryCache::Node& node, int g) {
+    return std::max<int64_t>(0, node.room - state.spare(g) - node.owed);
+  }
   // Whether receiver g of `node` (its survey) reaches less than `best_reach` for h's expert e,
   // by room alone: its own room and its mates' room after the node's own surplus, at most
   // max(g's room, the node's room less that surplus). Along the survey's open ranks (roomiest
