@@ -249,6 +249,32 @@ TEST(PlacementStateTest, TheBinIndexFollowsEveryChangeAndADeferredNodeCatchesUpA
   }
 }
 
+TEST(PlacementStateTest, ADeferredResetEndsAsAResetWithTheSameChanges) {
+  for (uint64_t seed = 0; seed < 40; ++seed) {  // two-level topologies and general matrices
+    std::unique_ptr<BoundState> reset = RandomState(seed), deferred = RandomState(seed);
+    PlacementState &a = reset->state, &b = deferred->state;
+    // b's index starts stale: whatever changes it held before are forgotten by the reset.
+    std::mt19937_64 stale(seed + 100);
+    for (int i = 0; i < 10; ++i) RandomChange(b, stale);
+    b.ClearDebt();  // a node's cover's, which a reset leaves to CoverNode
+    b.ResetDeferred(a.cap());
+    std::mt19937_64 rng_a(seed), rng_b(seed);
+    for (int i = 0; i < 20; ++i) {
+      RandomChange(a, rng_a);
+      RandomChange(b, rng_b);
+    }
+    b.EndDeferral();
+    EXPECT_TRUE(SameState(a, b)) << "seed " << seed;
+    EXPECT_EQ(b.open_bins(), b.tree() ? OpenBins(b) : std::vector<Bin>{}) << "seed " << seed;
+    // And the index follows later changes again.
+    for (int i = 0; i < 10; ++i) {
+      RandomChange(a, rng_a);
+      RandomChange(b, rng_b);
+    }
+    EXPECT_TRUE(SameState(a, b)) << "seed " << seed;
+  }
+}
+
 TEST(PlacementStateTest, RestoreGoesBackToASavedCopy) {
   std::unique_ptr<BoundState> b = RandomState(4);
   PlacementState& s = b->state;

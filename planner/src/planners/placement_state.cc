@@ -55,7 +55,7 @@ void PlacementState::ReserveLists(Values& values) const {
   values.open_other.reserve(static_cast<size_t>(ranks()));
 }
 
-void PlacementState::Reset(int64_t cap) {
+void PlacementState::ResetDeferred(int64_t cap) {
   const int R = ranks();
   cap_ = cap;
   for (int r = 0; r < R; ++r) {
@@ -70,17 +70,9 @@ void PlacementState::Reset(int64_t cap) {
   std::fill(a_.first.begin(), a_.first.end(), -1);
   std::fill(a_.last.begin(), a_.last.end(), -1);
   v_.next.clear();
-  v_.open_other.clear();
-  std::fill(a_.indexed.begin(), a_.indexed.end(), -1);
-  deferred_node_ = -1;
+  deferred_node_ = kAllNodes;
+  indexing_ = false;
   std::fill(a_.node_stamp.begin(), a_.node_stamp.end(), ++last_stamp_);
-  for (int r = 0; r < R; ++r) {
-    if (tree_ && IsOpen(r)) {
-      v_.open_other.push_back({a_.spare[r], r});
-      a_.indexed[r] = a_.spare[r];
-    }
-  }
-  std::sort(v_.open_other.begin(), v_.open_other.end());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -249,9 +241,25 @@ void PlacementState::AddDebt(double debt) {
 void PlacementState::EndDeferral() {
   const int node = deferred_node_;
   deferred_node_ = -1;
-  if (tree_ && node >= 0) {
+  if (node == kAllNodes) {
+    IndexAllBins();
+  } else if (tree_ && node >= 0) {
     for (int c : topology_->ranks_of_node(node)) Reindex(c);
   }
+}
+
+void PlacementState::IndexAllBins() {
+  v_.open_other.clear();
+  std::fill(a_.indexed.begin(), a_.indexed.end(), -1);
+  indexing_ = tree_;
+  if (!tree_) return;
+  for (int r = 0; r < ranks(); ++r) {
+    if (IsOpen(r)) {
+      v_.open_other.push_back({a_.spare[r], r});
+      a_.indexed[r] = a_.spare[r];
+    }
+  }
+  std::sort(v_.open_other.begin(), v_.open_other.end());
 }
 
 // ---------------------------------------------------------------------------------------------

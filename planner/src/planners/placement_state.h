@@ -45,7 +45,8 @@ struct Bin {
 // Queries: on a two-level topology the open bins (room and a free slot) are kept sorted by
 // (room, rank) in open_bins(), so a best fit across nodes is a binary search. The bins of the
 // node being covered (DeferNode) are only asked for by that node's own ranks, which skip them
-// there, so they are re-sorted once when the node is done (EndDeferral).
+// there, so they are re-sorted once when the node is done (EndDeferral); after ResetDeferred every
+// bin waits so, for changes made before the index is asked anything.
 //
 // Complexity: a change is O(1) plus re-sorting its bin, which moves one entry as far as its
 // room changed places (O(bins) at worst); Holds is O(K); BestFitBin is a binary search plus
@@ -88,7 +89,14 @@ class PlacementState {
   // are kept between requests.
   void Bind(const PlanRequest& request, const LoadSums& sums);
   // Every rank's surplus and room at `cap`, every expert whole, no pieces.
-  void Reset(int64_t cap);
+  void Reset(int64_t cap) {
+    ResetDeferred(cap);
+    EndDeferral();
+  }
+  // Reset, with every bin left out of the sorted index until EndDeferral sorts them all once:
+  // for changes made before any query of the index (step 1's resident pieces, each of which
+  // would otherwise re-sort its bin).
+  void ResetDeferred(int64_t cap);
   const Values& values() const { return v_; }
   void Restore(const Values& values) {
     v_ = values;
@@ -252,10 +260,12 @@ class PlacementState {
   // Moves `amount` tokens of e from h to c and takes `slots` slots of c.
   void Shift(int h, int e, int c, int64_t amount, int slots);
   void ReindexUnlessDeferred(int c) {
-    if (tree_ && topology_->node_of(c) != deferred_node_) Reindex(c);
+    if (indexing_ && topology_->node_of(c) != deferred_node_) Reindex(c);
   }
   // Puts bin c where its room says in open_other (or takes it out once closed).
   void Reindex(int c);
+  // Sorts every open bin into open_other, and starts keeping it sorted (EndDeferral of all).
+  void IndexAllBins();
 
   // The arrays of Values::arrays, where Bind lays them out for the request's sizes.
   struct Arrays {
@@ -306,8 +316,10 @@ class PlacementState {
   Arrays a_;
   std::vector<Change> log_;
   bool logging_ = false;
-  uint64_t last_stamp_ = 0;  // the last stamp given, never reused
+  uint64_t last_stamp_ = 0;             // the last stamp given, never reused
+  static constexpr int kAllNodes = -2;  // deferred_node_ after ResetDeferred
   int deferred_node_ = -1;
+  bool indexing_ = false;  // on a two-level topology, but for between ResetDeferred and EndDeferral
   int64_t cap_ = 0;
 };
 

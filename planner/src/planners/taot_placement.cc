@@ -490,8 +490,9 @@ bool Placement::CrossesTwiceBetweenTwoNodes(const std::vector<Piece>& pieces) {
 
 bool Placement::Place(int64_t cap, std::vector<Piece>& pieces, bool first_met) {
   PlacementState& s = state_;
-  s.Reset(cap);
+  s.ResetDeferred(cap);
   UseResident(s);
+  s.EndDeferral();
   shared_.record = false;
   shared_.nodes = 0;
   first_handoffs_ = {};
