@@ -111,7 +111,13 @@ TEST(CheapestSplitTest, EachExpertsSplitIsTheExactTransportOnTreeAndOtherTopolog
       }
       p.topology = *Topology::FromMatrix(node_of_rank, cost);
     });
-    for (const PlanRequest* request : {&tree, &matrix}) {
+    // The same load with some sources sending an expert nothing (a whole move then skips them).
+    std::vector<std::vector<int64_t>> rows(16, std::vector<int64_t>(64));
+    for (int s = 0; s < 16; ++s) {
+      for (int e = 0; e < 64; ++e) rows[s][e] = (s * 5 + e + static_cast<int>(seed)) % 4 == 0 ? 0 : tree.load.at(s, e);
+    }
+    PlanRequest sparse = testing::MakeRequest(16, 64, 2, rows, 4);
+    for (const PlanRequest* request : {&tree, &matrix, &sparse}) {
       const LoadSums sums = SumLoads(*request);
       const std::vector<GuestShare> shares = RandomShares(*request, sums.expert_totals, seed);
       std::vector<GuestShare> consumed = shares;
