@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <random>
+#include <tuple>
+#include <vector>
 
 #include "taot/planner/load_stats.h"
 #include "test_requests.h"
@@ -32,6 +35,28 @@ TEST(CycleCancellerTest, TwoExpertsOfOneRankOnOneGuestBecomeOne) {
   ASSERT_EQ(pieces.size(), 1u);
   EXPECT_EQ(pieces[0].tokens, 30);
   EXPECT_EQ(Loads(r, pieces), (std::vector<int64_t>{70, 30}));
+}
+
+TEST(CycleCancellerTest, ACycleThroughEveryRankIsCancelledInAnyOrderAndAForestIsLeftAsItIs) {
+  // Four ranks of two experts each; each rank's first expert has a piece on the next rank: a
+  // cycle 0 -> 1 -> 2 -> 3 -> 0 that only the last of the four pieces, in any order, closes.
+  const PlanRequest r = taot::testing::MakeRequest(4, 8, 2, {{40, 40, 40, 40, 40, 40, 40, 40}}, 2);
+  const std::vector<GuestShare> ring = {{0, 1, 10}, {2, 2, 12}, {4, 3, 14}, {6, 0, 16}};
+  for (size_t first = 0; first < ring.size(); ++first) {
+    std::vector<GuestShare> pieces(ring.begin() + static_cast<std::ptrdiff_t>(first), ring.end());
+    pieces.insert(pieces.end(), ring.begin(), ring.begin() + static_cast<std::ptrdiff_t>(first));
+    const std::vector<int64_t> before = Loads(r, pieces);
+    CycleCanceller().Cancel(r, ExpertTotals(r), {}, pieces);
+    EXPECT_EQ(pieces.size(), 3u) << "first " << first;
+    EXPECT_EQ(Loads(r, pieces), before) << "first " << first;
+  }
+  std::vector<GuestShare> forest(ring.begin(), ring.end() - 1);
+  CycleCanceller().Cancel(r, ExpertTotals(r), {}, forest);
+  ASSERT_EQ(forest.size(), 3u);
+  for (size_t i = 0; i < forest.size(); ++i) {
+    EXPECT_EQ(std::tie(forest[i].expert, forest[i].rank, forest[i].tokens),
+              std::tie(ring[i].expert, ring[i].rank, ring[i].tokens));
+  }
 }
 
 TEST(CycleCancellerTest, KeepsEveryLoadAndNeverAddsCost) {

@@ -113,8 +113,26 @@ bool CycleCanceller::TryCycle(int closing, std::vector<GuestShare>& pieces) {
   return true;
 }
 
+bool CycleCanceller::HasCycle(const PlanRequest& request, const std::vector<GuestShare>& pieces) {
+  parent_.resize(static_cast<size_t>(request.ranks()));
+  std::iota(parent_.begin(), parent_.end(), 0);
+  int* const parent = parent_.data();
+  const auto find = [parent](int rank) {
+    while (parent[rank] != rank) rank = parent[rank] = parent[parent[rank]];
+    return rank;
+  };
+  const int per_rank = request.experts_per_rank();
+  for (const GuestShare& p : pieces) {
+    const int a = find(p.expert / per_rank), b = find(p.rank);
+    if (a == b) return true;
+    parent[a] = b;
+  }
+  return false;
+}
+
 void CycleCanceller::Cancel(const PlanRequest& request, const std::vector<int64_t>& expert_totals,
                             const std::vector<Replica>& resident, std::vector<GuestShare>& pieces) {
+  if (!HasCycle(request, pieces)) return;
   request_ = &request;
   const int R = request.ranks();
   left_ = expert_totals;
