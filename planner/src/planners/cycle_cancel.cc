@@ -75,6 +75,9 @@ bool CycleCanceller::TryCycle(int closing, std::vector<GuestShare>& pieces) {
     sign_[i] = s;
     at = at == home(next) ? pieces[next].rank : home(next);
   }
+  // Each expert's pieces' signs summed: what its pieces grow by, per δ, on net.
+  net_.resize(left_.size());
+  for (size_t i = 0; i < n; ++i) net_[pieces[cycle_[i]].expert] += sign_[i];
   int best_orientation = 0;
   int64_t best_delta = 0;
   double best_gain = 0;
@@ -86,8 +89,7 @@ bool CycleCanceller::TryCycle(int closing, std::vector<GuestShare>& pieces) {
     // An expert whose pieces grow on net must have the tokens.
     for (size_t i = 0; i < n; ++i) {
       const int e = pieces[cycle_[i]].expert;
-      int net = 0;
-      for (size_t j = 0; j < n; ++j) net += pieces[cycle_[j]].expert == e ? sign_[j] * orientation : 0;
+      const int net = net_[e] * orientation;
       if (net > 0) delta = std::min(delta, left_[e] / net);
     }
     if (delta <= 0) continue;
@@ -101,6 +103,7 @@ bool CycleCanceller::TryCycle(int closing, std::vector<GuestShare>& pieces) {
       best_orientation = orientation;
     }
   }
+  for (size_t i = 0; i < n; ++i) net_[pieces[cycle_[i]].expert] = 0;
   if (best_orientation == 0) return false;
   for (size_t i = 0; i < n; ++i) {
     GuestShare& p = pieces[cycle_[i]];

@@ -49,6 +49,7 @@ class CycleCanceller {
   std::vector<Edge> edges_;
   std::vector<int> via_, queue_, cycle_, sign_, order_;
   std::vector<int64_t> left_;
+  std::vector<int> net_;      // per expert, TryCycle's scratch: 0 between calls
   std::vector<double> cost_;  // per piece
 };
 
