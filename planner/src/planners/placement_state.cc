@@ -159,10 +159,8 @@ int PlacementState::BestFitBin(int h, int e, int64_t want, Scope scope) const {
 // ---------------------------------------------------------------------------------------------
 // Changes.
 
-void PlacementState::Reindex(int c) {
-  const int64_t want = IsOpen(c) ? a_.spare[c] : -1;
+void PlacementState::MoveInIndex(int c, int64_t want) {
   const int64_t have = a_.indexed[c];
-  if (want == have) return;
   a_.indexed[c] = want;
   std::vector<Bin>& bins = v_.open_other;
   const Bin now{want, c};

@@ -262,8 +262,14 @@ class PlacementState {
   void ReindexUnlessDeferred(int c) {
     if (indexing_ && topology_->node_of(c) != deferred_node_) Reindex(c);
   }
-  // Puts bin c where its room says in open_other (or takes it out once closed).
-  void Reindex(int c);
+  // Puts bin c where its room says in open_other (or takes it out once closed). Inline as far
+  // as the test that it moved: most bins a node's cover re-indexes have not.
+  void Reindex(int c) {
+    const int64_t want = IsOpen(c) ? a_.spare[c] : -1;
+    if (want != a_.indexed[c]) MoveInIndex(c, want);
+  }
+  // Moves bin c in open_other from room indexed[c] to room `want` (-1: not there).
+  void MoveInIndex(int c, int64_t want);
   // Sorts every open bin into open_other, and starts keeping it sorted (EndDeferral of all).
   void IndexAllBins();
 
