@@ -263,13 +263,6 @@ void PlacementState::IndexAllBins() {
 // ---------------------------------------------------------------------------------------------
 // The log.
 
-void PlacementState::Log(Change& u) {
-  if (!logging_) return;
-  u.old_cost = v_.cost;
-  u.old_debt = v_.debt;
-  log_.push_back(u);
-}
-
 void PlacementState::Rollback(size_t mark, std::vector<Change>* redo) {
   const size_t first_undone = redo != nullptr ? redo->size() : 0;
   while (log_.size() > mark) {
