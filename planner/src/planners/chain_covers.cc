@@ -201,7 +201,8 @@ bool ChainCovers::CannotBeat(const PlacementState& state, const CarryCache::Node
     biggest_own = std::max(biggest_own, state.left(x));
   }
   const int64_t reach = std::min({state.left(e), state.spare(g) + std::min(mates_room, holds), most});
-  if (-reach > best_reach) return true;
+  // The cost below decides only between equal reaches.
+  if (-reach != best_reach) return -reach > best_reach;
   // At the best's reach it sheds the overflow in pieces no bigger than a mate's room or an
   // expert of its own, each a new intra-node piece unless a resident replica takes it.
   const int64_t overflow = -best_reach - state.spare(g);
