@@ -32,7 +32,7 @@ struct WholeMoveEntry {
   using value_type = Assignment;
   using difference_type = std::ptrdiff_t;
   using pointer = const Assignment*;
-  using reference = Assignment;
+  using reference = Assignment;  // made on reading: insert reads each entry once, to construct it
 
   const int64_t* column;
   int32_t expert, guest, from;
