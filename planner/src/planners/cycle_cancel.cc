@@ -7,13 +7,17 @@
 
 namespace taot::planners {
 
-int CycleCanceller::Find(int rank) {
-  while (parent_[rank] != rank) {
-    parent_[rank] = parent_[parent_[rank]];
-    rank = parent_[rank];
-  }
+namespace {
+
+// The root of `rank` in the union-find forest `parent`, halving the path on the way.
+int Root(int* parent, int rank) {
+  while (parent[rank] != rank) rank = parent[rank] = parent[parent[rank]];
   return rank;
 }
+
+}  // namespace
+
+int CycleCanceller::Find(int rank) { return Root(parent_.data(), rank); }
 
 void CycleCanceller::Link(int a, int b, int p) {
   edges_.push_back({first_edge_[a], b, p});
@@ -120,13 +124,9 @@ bool CycleCanceller::HasCycle(const PlanRequest& request, const std::vector<Gues
   parent_.resize(static_cast<size_t>(request.ranks()));
   std::iota(parent_.begin(), parent_.end(), 0);
   int* const parent = parent_.data();
-  const auto find = [parent](int rank) {
-    while (parent[rank] != rank) rank = parent[rank] = parent[parent[rank]];
-    return rank;
-  };
   const int per_rank = request.experts_per_rank();
   for (const GuestShare& p : pieces) {
-    const int a = find(p.expert / per_rank), b = find(p.rank);
+    const int a = Root(parent, p.expert / per_rank), b = Root(parent, p.rank);
     if (a == b) return true;
     parent[a] = b;
   }
