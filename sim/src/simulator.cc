@@ -58,12 +58,14 @@ struct Totals {
 
 class Run {
  public:
-  Run(const Scenario& sc, const Workload& w, Planner& planner, std::shared_ptr<const Problem> problem)
+  Run(const Scenario& sc, const Workload& w, Planner& planner, std::shared_ptr<const Problem> problem,
+      const RequestObserver& observe)
       : sc_(sc),
         w_(w),
         shape_(w.shape()),
         planner_(planner),
         problem_(std::move(problem)),
+        observe_(observe),
         predicted_(static_cast<size_t>(shape_.layers)),
         prefetch_us_(static_cast<size_t>(shape_.layers), 0.0) {}
 
@@ -86,6 +88,7 @@ class Run {
   const WorkloadShape shape_;
   Planner& planner_;
   const std::shared_ptr<const Problem> problem_;  // every microbatch's request shares it
+  const RequestObserver& observe_;                // may be empty
   std::vector<std::vector<Replica>> predicted_;   // per layer, for the next step
   ReplicaSplitter splitter_;                      // the predictive stage's, as a client keeps one
   std::vector<double> prefetch_us_;               // per layer: moving the new replicas of predicted_
@@ -104,6 +107,9 @@ absl::Status Run::Microbatch(int step, int layer, int mb, LayerState& state, Tot
   const bool predictive = sc_.mode == PlanningMode::kPredictive;
   PlanRequest request = Request(w_.Load(step, layer, mb), predictive ? predicted_[layer] : state.resident);
   if (sc_.reuse_chosen_target) request.target_imbalance_pct = state.chosen_target;
+  if (observe_) {
+    if (absl::Status s = observe_(PlanPoint{step, layer, mb}, request); !s.ok()) return s;
+  }
   ScoredPlan scored;
   // Each stage below ends as the client's does (client.cc): with the plan's hash, its identity.
   if (predictive) {
@@ -226,7 +232,8 @@ absl::StatusOr<SimResult> Run::Go() {
 
 }  // namespace
 
-absl::StatusOr<SimResult> Simulate(const Scenario& scenario, const Workload& workload, Planner& planner) {
+absl::StatusOr<SimResult> Simulate(const Scenario& scenario, const Workload& workload, Planner& planner,
+                                   const RequestObserver& observe) {
   const WorkloadShape shape = workload.shape();
   if (shape.ranks != scenario.ranks) {
     return absl::InvalidArgumentError(
@@ -238,7 +245,7 @@ absl::StatusOr<SimResult> Simulate(const Scenario& scenario, const Workload& wor
   absl::StatusOr<std::shared_ptr<const Problem>> problem =
       ShareProblem({*std::move(topology), shape.experts, scenario.slots_per_rank, scenario.model.expert_bytes()});
   if (!problem.ok()) return problem.status();
-  return Run(scenario, workload, planner, *std::move(problem)).Go();
+  return Run(scenario, workload, planner, *std::move(problem), observe).Go();
 }
 
 }  // namespace taot::sim

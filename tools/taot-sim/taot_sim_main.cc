@@ -2,6 +2,7 @@
 // replay of a recorded routing trace under any planner.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -17,6 +18,7 @@
 #include "taot/planner/case_json.h"
 #include "taot/planner/registry.h"
 #include "taot/sim/experiments.h"
+#include "taot/sim/request_dump.h"
 #include "taot/sim/scenario.h"
 #include "taot/sim/sequence_workload.h"
 #include "taot/sim/simulator.h"
@@ -141,6 +143,7 @@ struct SimulateArgs {
   std::string case_file;
   std::vector<std::string> planners;
   std::vector<std::string> params;
+  std::string dump_requests;
   bool no_progress = false;
 };
 
@@ -179,6 +182,16 @@ absl::Status RunSimulate(const SimulateArgs& a) {
     if (!planner.ok()) return planner.status();
     planners.push_back(*std::move(planner));
   }
+  // Every planner's folder is made before any runs: a directory in use fails alone.
+  std::vector<RequestObserver> observers(names.size());
+  if (!a.dump_requests.empty()) {
+    if (absl::Status s = PrepareRequestDirectory(a.dump_requests); !s.ok()) return s;
+    for (size_t i = 0; i < names.size(); ++i) {
+      const std::string folder = (std::filesystem::path(a.dump_requests) / names[i]).string();
+      if (absl::Status s = PrepareRequestDirectory(folder); !s.ok()) return s;
+      observers[i] = WriteRequestsTo(folder, names[i]);
+    }
+  }
   std::printf(
       "%s on %s, EP%d, K=%d, %s planning; %d layers x %d steps x %d microbatches%s; each simulated layer "
       "stands for %g of the model's %d MoE layers\n",
@@ -197,7 +210,7 @@ absl::Status RunSimulate(const SimulateArgs& a) {
       std::fprintf(stderr, "[simulate] %zu/%zu %s (%.0f s so far)\n", i + 1, names.size(), names[i].c_str(),
                    absl::ToDoubleSeconds(elapsed));
     }
-    absl::StatusOr<SimResult> r = Simulate(*sc, **workload, *planners[i]);
+    absl::StatusOr<SimResult> r = Simulate(*sc, **workload, *planners[i], observers[i]);
     if (!r.ok()) return absl::Status(r.status().code(), absl::StrCat(names[i], ": ", r.status().message()));
     if (names[i] == "none") none_ms = r->step_ms;
     rows.emplace_back(names[i], *r);
@@ -269,6 +282,10 @@ int Main(int argc, char** argv) {
   sim_cmd->add_option("--case", sim.case_file, "One CASE file (taot gen) as every layer's load")->excludes("--trace");
   sim_cmd->add_option("--planners", sim.planners, "Planners to run (default: all)")->delimiter(',');
   sim_cmd->add_option("--param", sim.params, "A taot parameter key=value (repeatable), e.g. target_imbalance_pct=auto");
+  sim_cmd->add_option("--dump-requests", sim.dump_requests,
+                      "Write each request a planner is timed on as a CASE file, DIR/PLANNER/step_S_layer_L_mb_M.json "
+                      "(DIR new or empty; one file per planner, step, layer and microbatch: --planners and --layers "
+                      "keep it small)");
   sim_cmd->add_flag("--no-progress", sim.no_progress, "No progress on stderr (shown once a run passes 2 s)");
   sim_cmd->callback([&] { status = RunSimulate(sim); });
 

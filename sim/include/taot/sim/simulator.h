@@ -5,6 +5,8 @@
 // microbatches of a step.
 #pragma once
 
+#include <functional>
+
 #include "absl/status/statusor.h"
 #include "taot/planner/planner.h"
 #include "taot/sim/scenario.h"
@@ -39,8 +41,20 @@ struct SimResult {
   double prefetch_exposed_ms = 0;
 };
 
+// Where in a run a request is planned.
+struct PlanPoint {
+  int step = 0;
+  int layer = 0;  // of the workload's layers
+  int microbatch = 0;
+};
+
+// Sees each request of the critical path (the local and remote modes' plans, the predictive
+// mode's splits) before it is planned, outside the timed stage; an error stops the run.
+using RequestObserver = std::function<absl::Status(const PlanPoint&, const PlanRequest&)>;
+
 // The workload's ranks must equal scenario.ranks. Planner errors (an invalid plan) stop the
 // run and say at which (step, layer, microbatch).
-absl::StatusOr<SimResult> Simulate(const Scenario& scenario, const Workload& workload, Planner& planner);
+absl::StatusOr<SimResult> Simulate(const Scenario& scenario, const Workload& workload, Planner& planner,
+                                   const RequestObserver& observe = nullptr);
 
 }  // namespace taot::sim
