@@ -38,6 +38,7 @@ fi
 if grep -q "SKIPPED" "$out/tests-gpu.log"; then
   echo "gpu_check: some gpu tests skipped (NCCL takes one rank per device: checks of 2 or 4 ranks skip on fewer GPUs)"
 fi
-# The kernels' device figures (docs/performance.md): reroute, pack/unpack, gradient add.
+# The kernels' device figures (docs/performance.md): reroute, pack/unpack, gradient add; taot-block
+# on the device beside the CPU, with the share of the forward pass at the simulator's EP64 and EP128.
 "./tests/bench/kernels_gpu_bench" 2>&1 | tee "$out/kernels_bench.md"
 exit "$status"
