@@ -20,9 +20,11 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "family_timing.h"
 #include "taot/kernels/accumulate.h"
 #include "taot/kernels/device_block_planner.h"
 #include "taot/kernels/expert_weights.h"
@@ -32,7 +34,6 @@
 #include "taot/planner/load_stats.h"
 #include "taot/planner/registry.h"
 #include "taot/planner/run_planner.h"
-#include "taot/sim/case_generator.h"
 #include "taot/sim/scenario.h"
 #include "taot/sim/sequence_workload.h"
 #include "taot/sim/simulator.h"
@@ -203,12 +204,11 @@ double MedianCpuMicros(int repeats, const std::function<void()>& run) {
   run();
   std::vector<double> us;
   for (int i = 0; i < repeats; ++i) {
-    const auto start = std::chrono::steady_clock::now();
+    const taot::bench::Clock::time_point start = taot::bench::Clock::now();
     run();
-    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+    us.push_back(taot::bench::MicrosSince(start));
   }
-  std::nth_element(us.begin(), us.begin() + static_cast<std::ptrdiff_t>(us.size() / 2), us.end());
-  return us[us.size() / 2];
+  return taot::bench::Median(std::move(us));
 }
 
 // Layers to plan, all of one problem: the workload families at EP64 (E = 256, K = 2, target 2%),
@@ -228,11 +228,7 @@ BenchLayers FamilyLayers() {
   out.title = "EP64 / E256, K = 2, target 2%: the 12 workload families, 4 times";
   for (int round = 0; round < 4; ++round) {
     for (const taot::sim::WorkloadFamily& family : taot::sim::WorkloadFamilies(64)) {
-      taot::sim::CaseOptions o;
-      o.ranks = 64;
-      o.experts = 256;
-      family.apply(o);
-      out.requests.push_back(taot::sim::GenerateCase(o).value().request);
+      out.requests.push_back(taot::bench::FamilyCase(family, 64, 256, 2, 1));
       out.requests.back().target_imbalance_pct = 2.0;
     }
   }
